@@ -1,0 +1,44 @@
+#ifndef LIVEMUX_CFFMPEG_SHIM_H
+#define LIVEMUX_CFFMPEG_SHIM_H
+
+#include <libavformat/avformat.h>
+#include <libavformat/avio.h>
+#include <libavcodec/avcodec.h>
+#include <libavcodec/bsf.h>
+#include <libavdevice/avdevice.h>
+#include <libavutil/avutil.h>
+#include <libavutil/audio_fifo.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/error.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/mathematics.h>
+#include <libavutil/opt.h>
+#include <libavutil/time.h>
+#include <libswresample/swresample.h>
+#include <libswscale/swscale.h>
+#include <errno.h>
+
+/* Swift cannot import function-like macros or compound-literal constants: these wrap them. */
+
+static inline int lm_averror(int e) { return AVERROR(e); }
+static inline int lm_averror_eof(void) { return AVERROR_EOF; }
+static inline int lm_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
+static inline int lm_averror_eagain(void) { return AVERROR(EAGAIN); }
+static inline int64_t lm_nopts_value(void) { return AV_NOPTS_VALUE; }
+static inline AVRational lm_time_base_q(void) { return AV_TIME_BASE_Q; }
+static inline unsigned int lm_mktag(char a, char b, char c, char d) { return MKTAG(a, b, c, d); }
+static inline void lm_default_channel_layout(AVChannelLayout *layout, int channels) {
+    av_channel_layout_default(layout, channels);
+}
+
+/* av_log is variadic; Swift calls av_vlog through withVaList instead. */
+static inline void lm_log_message(void *avcl, int level, const char *message) {
+    av_log(avcl, level, "%s", message);
+}
+
+/* Rescale with rounding to nearest, halfway away from zero, passing min/max through. */
+static inline int64_t lm_rescale_q(int64_t a, AVRational bq, AVRational cq) {
+    return av_rescale_q_rnd(a, bq, cq, AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX);
+}
+
+#endif

@@ -1,0 +1,61 @@
+import CFFmpeg
+
+/// An error code returned by a libav* function, with the name of the function that returned it.
+///
+/// Like swift-system's `Errno`, this is a struct over the raw code, so codes without a named
+/// member survive untouched.
+public struct FFmpegError: Error, Equatable, CustomStringConvertible, Sendable {
+    public let code: Int32
+    public let function: String
+
+    public init(code: Int32, function: String) {
+        self.code = code
+        self.function = function
+    }
+
+    public static let endOfFileCode = lm_averror_eof()
+    public static let tryAgainCode = lm_averror_eagain()
+    public static let invalidDataCode = lm_averror_invaliddata()
+
+    public static func posix(_ errno: Int32) -> Int32 { lm_averror(errno) }
+
+    public var isEndOfFile: Bool { code == Self.endOfFileCode }
+    public var isTryAgain: Bool { code == Self.tryAgainCode }
+    /// True for EPIPE, the error a write to a closed pipe or socket returns once SIGPIPE is ignored.
+    public var isBrokenPipe: Bool { code == lm_averror(EPIPE) }
+
+    /// FFmpeg's own text for the code, as `av_strerror` gives it.
+    public var message: String { Self.message(for: code) }
+
+    public var description: String { "\(function): \(message) (\(code))" }
+
+    public static func message(for code: Int32) -> String {
+        var buffer = [CChar](repeating: 0, count: 256)
+        if av_strerror(code, &buffer, buffer.count) < 0 {
+            return "error \(code)"
+        }
+        let end = buffer.firstIndex(of: 0) ?? buffer.count
+        return String(decoding: buffer[..<end].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}
+
+/// Every call into libav* that returns a status goes through here: a negative return becomes a
+/// thrown `FFmpegError` that names the C function.
+@discardableResult
+@inline(__always)
+func check(_ code: Int32, _ function: @autoclosure () -> String) throws -> Int32 {
+    if code < 0 { throw FFmpegError(code: code, function: function()) }
+    return code
+}
+
+/// An allocation that returned NULL.
+func outOfMemory(_ function: String) -> FFmpegError {
+    FFmpegError(code: lm_averror(ENOMEM), function: function)
+}
+
+/// What a `receive` call produced: EAGAIN and EOF are states, not errors.
+public enum Received<Value> {
+    case value(Value)
+    case needsInput
+    case endOfStream
+}

@@ -1,0 +1,115 @@
+import CFFmpeg
+import Synchronization
+
+/// An open input: a capture device through libavdevice (lavfi, v4l2, x11grab, pulse, alsa) or any
+/// file or URL libavformat reads. Used by its capture thread only, except `interrupt()`.
+public final class InputDevice: @unchecked Sendable {
+    public struct Stream: Sendable {
+        public let index: Int
+        public let mediaType: MediaType
+        public let timeBase: Rational
+        /// The stream's nominal frame rate (`avg_frame_rate`, else `r_frame_rate`); 0/1 when unknown.
+        public let frameRate: Rational
+        public let parameters: CodecParameters
+    }
+
+    private var context: UnsafeMutablePointer<AVFormatContext>?
+    public let streams: [Stream]
+    /// True for capture devices (no file behind them): they run at their own pace.
+    public let isDevice: Bool
+    public let formatName: String
+    private let interruption: Interruption
+
+    /// Set from any thread to make a blocking read return.
+    private final class Interruption: Sendable {
+        let requested = Atomic<Bool>(false)
+    }
+
+    public init(format: String?, url: String, options: [(String, String)]) throws {
+        FFmpegLibrary.registerDevices()
+        var inputFormat: UnsafePointer<AVInputFormat>? = nil
+        if let format {
+            inputFormat = av_find_input_format(format)
+            if inputFormat == nil {
+                throw FFmpegError(code: FFmpegError.posix(EINVAL), function: "av_find_input_format(\(format))")
+            }
+        }
+        guard let ctx = avformat_alloc_context() else { throw outOfMemory("avformat_alloc_context") }
+        interruption = Interruption()
+        ctx.pointee.interrupt_callback.callback = { opaque in
+            guard let opaque else { return 0 }
+            let box = Unmanaged<Interruption>.fromOpaque(opaque).takeUnretainedValue()
+            return box.requested.load(ordering: .relaxed) ? 1 : 0
+        }
+        ctx.pointee.interrupt_callback.opaque = Unmanaged.passUnretained(interruption).toOpaque()
+
+        var dict: OpaquePointer? = nil
+        defer { av_dict_free(&dict) }
+        for (k, v) in options { av_dict_set(&dict, k, v, 0) }
+        var opened: UnsafeMutablePointer<AVFormatContext>? = ctx
+        // avformat_open_input frees the context on failure.
+        try check(avformat_open_input(&opened, url, inputFormat, &dict), "avformat_open_input(\(url))")
+        context = opened
+        if let leftover = av_dict_get(dict, "", nil, AV_DICT_IGNORE_SUFFIX) {
+            let key = String(cString: leftover.pointee.key)
+            avformat_close_input(&context)
+            throw FFmpegError(code: FFmpegError.posix(EINVAL), function: "avformat_open_input(\(url)): unknown option '\(key)'")
+        }
+        let iformat = opened!.pointee.iformat!
+        isDevice = iformat.pointee.flags & AVFMT_NOFILE != 0
+        formatName = String(cString: iformat.pointee.name)
+        // Devices describe their streams in read_header; files need probing.
+        if !isDevice {
+            do {
+                try check(avformat_find_stream_info(opened, nil), "avformat_find_stream_info(\(url))")
+            } catch {
+                avformat_close_input(&context)
+                throw error
+            }
+        }
+        var list: [Stream] = []
+        for i in 0..<Int(opened!.pointee.nb_streams) {
+            let st = opened!.pointee.streams[i]!
+            var rate = Rational(st.pointee.avg_frame_rate)
+            if rate.num == 0 || rate.den == 0 { rate = Rational(st.pointee.r_frame_rate) }
+            if rate.den == 0 { rate = Rational(0, 1) }
+            list.append(Stream(index: i,
+                               mediaType: MediaType(st.pointee.codecpar.pointee.codec_type),
+                               timeBase: Rational(st.pointee.time_base),
+                               frameRate: rate,
+                               parameters: try CodecParameters(copying: st.pointee.codecpar)))
+        }
+        streams = list
+    }
+
+    deinit { avformat_close_input(&context) }
+
+    /// The first stream of a type, as libavformat ranks them.
+    public func bestStream(_ type: MediaType) -> Stream? {
+        let t: AVMediaType = type == .video ? AVMEDIA_TYPE_VIDEO : AVMEDIA_TYPE_AUDIO
+        let i = av_find_best_stream(context, t, -1, -1, nil, 0)
+        return i >= 0 ? streams[Int(i)] : nil
+    }
+
+    /// Reads the next packet; false at the end of the input.
+    public func read(into packet: Packet) throws -> Bool {
+        packet.unreference()
+        while true {
+            let code = av_read_frame(context, packet.pointer)
+            if code == FFmpegError.endOfFileCode { return false }
+            if code == FFmpegError.tryAgainCode {
+                // Non-blocking devices answer EAGAIN when no frame is ready yet.
+                if interruption.requested.load(ordering: .relaxed) { return false }
+                av_usleep(2000)
+                continue
+            }
+            if code == FFmpegError.posix(EIO), interruption.requested.load(ordering: .relaxed) { return false }
+            try check(code, "av_read_frame(\(formatName))")
+            return true
+        }
+    }
+
+    /// Makes a blocking `read` give up: from any thread.
+    public func interrupt() { interruption.requested.store(true, ordering: .relaxed) }
+    public var isInterrupted: Bool { interruption.requested.load(ordering: .relaxed) }
+}

@@ -1,0 +1,178 @@
+import CFFmpeg
+
+/// A muxer (`AVFormatContext` for output) that writes no file of its own: every call writes into a
+/// fresh dynamic buffer (`avio_open_dyn_buf`) and returns the bytes it produced, so the caller can
+/// label them and hand them to any number of sinks.
+///
+/// Used by the mux thread only.
+public final class OutputContainer: @unchecked Sendable {
+    private var context: UnsafeMutablePointer<AVFormatContext>?
+    private let seekable: Bool
+    private let options: [(String, String)]
+    /// Bytes produced so far: the offset the next bytes land at in a file.
+    public private(set) var bytesWritten: Int64 = 0
+
+    /// - Parameters:
+    ///   - formatName: a libavformat muxer name (`asf`, `flv`).
+    ///   - seekable: whether every destination of these bytes can apply the trailer's updates to
+    ///     earlier bytes (a regular file). Muxers write a different header and trailer for
+    ///     non-seekable outputs (ASF's broadcast flag, no FLV duration placeholders).
+    ///   - options: private options of the muxer (`packet_size`, `flvflags`).
+    public init(formatName: String, seekable: Bool, options: [(String, String)] = []) throws {
+        var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
+        try check(avformat_alloc_output_context2(&ctx, nil, formatName, nil), "avformat_alloc_output_context2(\(formatName))")
+        context = ctx
+        self.seekable = seekable
+        self.options = options
+    }
+
+    deinit {
+        if let ctx = context {
+            // pb is always a dynamic buffer we already closed; never let libavformat close it.
+            ctx.pointee.pb = nil
+            avformat_free_context(ctx)
+        }
+    }
+
+    /// True when this container format can carry the codec of `parameters` (`avformat_query_codec`).
+    public static func canCarry(_ parameters: CodecParameters, formatName: String) -> Bool {
+        guard let format = av_guess_format(formatName, nil, nil) else { return false }
+        return avformat_query_codec(format, parameters.pointer.pointee.codec_id, FF_COMPLIANCE_NORMAL) == 1
+    }
+
+    public static func exists(formatName: String) -> Bool { av_guess_format(formatName, nil, nil) != nil }
+
+    /// Adds a stream carrying `parameters`; returns its index.
+    @discardableResult
+    public func addStream(_ parameters: CodecParameters, timeBase: Rational) throws -> Int {
+        guard let st = avformat_new_stream(context, nil) else { throw outOfMemory("avformat_new_stream") }
+        try check(avcodec_parameters_copy(st.pointee.codecpar, parameters.pointer), "avcodec_parameters_copy")
+        st.pointee.codecpar.pointee.codec_tag = 0  // let the muxer choose its own tag
+        st.pointee.time_base = timeBase.av
+        return Int(st.pointee.index)
+    }
+
+    /// Each stream's time base. Muxers may change them in `writeHeader` (ASF and FLV use 1/1000).
+    public var streamTimeBases: [Rational] {
+        guard let ctx = context else { return [] }
+        return (0..<Int(ctx.pointee.nb_streams)).map { Rational(ctx.pointee.streams[$0]!.pointee.time_base) }
+    }
+
+    public func writeHeader() throws -> [UInt8] {
+        try collect { ctx in
+            var dict: OpaquePointer? = nil
+            defer { av_dict_free(&dict) }
+            for (k, v) in options { av_dict_set(&dict, k, v, 0) }
+            try check(avformat_write_header(ctx, &dict), "avformat_write_header")
+        }
+    }
+
+    /// Writes one packet whose timestamps are in its stream's time base (`av_write_frame`: the
+    /// caller interleaves). The bytes may be empty: ASF emits only whole packets.
+    public func write(_ packet: Packet) throws -> [UInt8] {
+        try collect { ctx in try check(av_write_frame(ctx, packet.pointer), "av_write_frame") }
+    }
+
+    /// What the trailer produced: bytes to append, and for a seekable output the earlier bytes it
+    /// rewrote (the ASF header with its sizes and duration, FLV's duration and file size).
+    public struct Trailer: Sendable {
+        public var appended: [UInt8]
+        public var updates: [(offset: Int64, bytes: [UInt8])]
+    }
+
+    /// Writes the trailer. A dynamic buffer cannot stand in here: it is seekable in itself, so the
+    /// muxer's seek back to the header would land inside the trailer's own buffer. Instead the
+    /// trailer goes to an AVIOContext that knows the true file offset and records every seek-back
+    /// as an update of earlier bytes.
+    public func writeTrailer() throws -> Trailer {
+        guard let ctx = context else { throw FFmpegError(code: FFmpegError.posix(EINVAL), function: "av_write_trailer") }
+        let recorder = TrailerRecorder(startOffset: bytesWritten)
+        let size: Int32 = 4096
+        guard let buffer = av_malloc(Int(size)) else { throw outOfMemory("av_malloc") }
+        let opaque = Unmanaged.passUnretained(recorder).toOpaque()
+        let seek: (@convention(c) (UnsafeMutableRawPointer?, Int64, Int32) -> Int64)? = seekable ? { opaque, offset, whence in
+            Unmanaged<TrailerRecorder>.fromOpaque(opaque!).takeUnretainedValue().seek(offset, whence: whence)
+        } : nil
+        guard let pb = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), size, 1, opaque, nil, { opaque, data, count in
+            Unmanaged<TrailerRecorder>.fromOpaque(opaque!).takeUnretainedValue()
+                .write(UnsafeRawBufferPointer(start: data, count: Int(count)))
+            return count
+        }, seek) else {
+            av_free(buffer)
+            throw outOfMemory("avio_alloc_context")
+        }
+        pb.pointee.pos = bytesWritten  // so avio_tell gives the true file offset
+        ctx.pointee.pb = pb
+        let code = av_write_trailer(ctx)
+        avio_flush(pb)
+        ctx.pointee.pb = nil
+        var freeable: UnsafeMutablePointer<AVIOContext>? = pb
+        av_freep(&freeable!.pointee.buffer)
+        avio_context_free(&freeable)
+        try check(code, "av_write_trailer")
+        bytesWritten += Int64(recorder.appended.count)
+        return Trailer(appended: recorder.appended, updates: recorder.updates)
+    }
+
+    /// Runs `body` with a fresh dynamic buffer as the muxer's output and returns what it wrote.
+    private func collect(_ body: (UnsafeMutablePointer<AVFormatContext>) throws -> Void) throws -> [UInt8] {
+        guard let ctx = context else { throw FFmpegError(code: FFmpegError.posix(EINVAL), function: "avio_open_dyn_buf") }
+        var pb: UnsafeMutablePointer<AVIOContext>? = nil
+        try check(avio_open_dyn_buf(&pb), "avio_open_dyn_buf")
+        if !seekable { pb!.pointee.seekable = 0 }
+        ctx.pointee.pb = pb
+        var failure: Error? = nil
+        do { try body(ctx) } catch { failure = error }
+        ctx.pointee.pb = nil
+        var data: UnsafeMutablePointer<UInt8>? = nil
+        let count = avio_close_dyn_buf(pb, &data)
+        defer { av_free(data) }
+        if let failure { throw failure }
+        let bytes = count > 0 ? Array(UnsafeBufferPointer(start: data, count: Int(count))) : []
+        bytesWritten += Int64(bytes.count)
+        return bytes
+    }
+}
+
+/// Receives the trailer's writes with their true file offsets.
+private final class TrailerRecorder {
+    let startOffset: Int64
+    var position: Int64
+    var appended: [UInt8] = []
+    var updates: [(offset: Int64, bytes: [UInt8])] = []
+
+    init(startOffset: Int64) {
+        self.startOffset = startOffset
+        position = startOffset
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) {
+        var chunk = bytes[...]
+        // The part before the trailer's start rewrites earlier bytes.
+        if position < startOffset {
+            let n = min(Int(startOffset - position), chunk.count)
+            updates.append((position, Array(chunk.prefix(n))))
+            position += Int64(n)
+            chunk = chunk.dropFirst(n)
+        }
+        guard !chunk.isEmpty else { return }
+        let at = Int(position - startOffset)
+        if at > appended.count { appended.append(contentsOf: repeatElement(0, count: at - appended.count)) }
+        let overlap = min(appended.count - at, chunk.count)
+        appended.replaceSubrange(at..<(at + overlap), with: chunk.prefix(overlap))
+        appended.append(contentsOf: chunk.dropFirst(overlap))
+        position += Int64(chunk.count)
+    }
+
+    func seek(_ offset: Int64, whence: Int32) -> Int64 {
+        let end = startOffset + Int64(appended.count)
+        switch whence {
+        case AVSEEK_SIZE: return end
+        case SEEK_SET: position = offset
+        case SEEK_CUR: position += offset
+        case SEEK_END: position = end + offset
+        default: return Int64(FFmpegError.posix(EINVAL))
+        }
+        return position
+    }
+}

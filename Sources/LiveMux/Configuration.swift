@@ -1,0 +1,154 @@
+/// The containers LiveMux writes.
+public enum ContainerFormat: String, Sendable, CaseIterable {
+    case asf, flv
+
+    /// The libavformat muxer.
+    var muxerName: String { rawValue }
+
+    /// The container a file name or URL implies: `.asf`/`.wmv` → ASF, `.flv` and `rtmp://` → FLV.
+    public static func implied(by destination: String) -> ContainerFormat? {
+        let lower = destination.lowercased()
+        if lower.hasPrefix("rtmp://") || lower.hasPrefix("rtmps://") { return .flv }
+        if lower.hasSuffix(".asf") || lower.hasSuffix(".wmv") { return .asf }
+        if lower.hasSuffix(".flv") { return .flv }
+        return nil
+    }
+
+    /// Whether FFmpeg 5.1's muxer for this container can carry the video codec.
+    public func carries(_ codec: VideoCodec) -> Bool {
+        switch (self, codec) {
+        case (.flv, .hevc): return false  // FFmpeg 5.1's FLV muxer has no HEVC
+        default: return true
+        }
+    }
+}
+
+public enum VideoCodec: String, Sendable, CaseIterable {
+    case h264, hevc
+
+    var encoderName: String { self == .h264 ? "libx264" : "libx265" }
+}
+
+public enum AudioCodec: String, Sendable, CaseIterable {
+    case aac
+
+    var encoderName: String { "aac" }
+}
+
+/// Which stream of the recording a packet or chunk belongs to.
+public enum StreamKind: String, Sendable, Hashable, CaseIterable, Comparable {
+    case video, audio
+
+    /// Video sorts first: it is stream 0 of every container LiveMux writes.
+    public static func < (a: StreamKind, b: StreamKind) -> Bool { a == .video && b == .audio }
+}
+
+/// An input: `FORMAT:URL` for a libavdevice or libavformat input (`lavfi:testsrc2`, `v4l2:/dev/video0`,
+/// `x11grab::99.0`, `pulse:default`), or a bare file path or URL.
+public struct SourceSpec: Sendable, Equatable {
+    public var format: String?
+    public var url: String
+    /// Options for the device or demuxer (`video_size`, `framerate`, `sample_rate`, …).
+    public var options: [String: String]
+
+    public init(format: String?, url: String, options: [String: String] = [:]) {
+        self.format = format
+        self.url = url
+        self.options = options
+    }
+
+    /// Parses `FORMAT:URL`. The prefix counts as a format only when libavformat knows an input format
+    /// by that name; otherwise the whole text is a path or URL (`rtmp://…`, `clip.mp4`).
+    public static func parse(_ text: String, isKnownFormat: (String) -> Bool) -> SourceSpec {
+        if let colon = text.firstIndex(of: ":") {
+            let prefix = String(text[..<colon])
+            if !prefix.isEmpty, !prefix.contains("/"), isKnownFormat(prefix) {
+                return SourceSpec(format: prefix, url: String(text[text.index(after: colon)...]))
+            }
+        }
+        return SourceSpec(format: nil, url: text)
+    }
+
+    public var description: String { format.map { "\($0):\(url)" } ?? url }
+}
+
+public struct VideoSettings: Sendable, Equatable {
+    public var codec: VideoCodec = .h264
+    public var width = 1280
+    public var height = 720
+    public var fps = 30
+    public var bitRate = 2_000_000
+    public var gopSeconds: Double = 2
+    public var preset = "veryfast"
+    /// Encoder tuning; `zerolatency` also turns off B-frames and look-ahead.
+    public var tune = "zerolatency"
+
+    public init() {}
+
+    var gopFrames: Int { max(1, Int((gopSeconds * Double(fps)).rounded())) }
+}
+
+public struct AudioSettings: Sendable, Equatable {
+    public var codec: AudioCodec = .aac
+    public var sampleRate = 48_000
+    public var channels = 2
+    public var bitRate = 128_000
+
+    public init() {}
+
+    /// The rates AAC's sampling-frequency table has (8 to 96 kHz).
+    public static let aacSampleRates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000]
+}
+
+/// Where one muxed stream goes.
+public enum Destination: Sendable, Equatable {
+    case file(String)
+    case standardOutput
+
+    public var description: String {
+        switch self {
+        case .file(let path): return path
+        case .standardOutput: return "stdout"
+        }
+    }
+}
+
+public struct OutputSpec: Sendable, Equatable {
+    public var destination: Destination
+    public var format: ContainerFormat
+
+    public init(destination: Destination, format: ContainerFormat) {
+        self.destination = destination
+        self.format = format
+    }
+}
+
+/// Everything `livemux record` needs.
+public struct RecordConfiguration: Sendable {
+    /// One input carrying both streams (`--input`); when set, `videoSource`/`audioSource` are unused.
+    public var input: SourceSpec?
+    public var videoSource: SourceSpec?
+    public var audioSource: SourceSpec?
+    public var video = VideoSettings()
+    public var audio = AudioSettings()
+    public var recordVideo = true
+    public var recordAudio = true
+    public var outputs: [OutputSpec] = []
+    /// Stop after this much media (seconds); nil runs until stopped.
+    public var duration: Double?
+    /// Pace synthetic and file sources at real time (devices always run at their own pace).
+    public var realtime = true
+    /// Packets each stream's mux queue holds before its producer waits.
+    public var queueCapacity = 256
+
+    public init() {}
+
+    /// The default sources: a 1280x720 test pattern and a 440 Hz tone, shaped by the settings.
+    public static func defaultVideoSource(_ v: VideoSettings) -> SourceSpec {
+        SourceSpec(format: "lavfi", url: "testsrc2=size=\(v.width)x\(v.height):rate=\(v.fps)")
+    }
+
+    public static func defaultAudioSource(_ a: AudioSettings) -> SourceSpec {
+        SourceSpec(format: "lavfi", url: "sine=frequency=440:sample_rate=\(a.sampleRate)")
+    }
+}

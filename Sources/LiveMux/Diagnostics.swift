@@ -1,0 +1,27 @@
+import FFmpeg
+
+/// How much of FFmpeg's own log reaches stderr.
+public enum LogLevel: Sendable {
+    case quiet, errors, warnings, verbose
+
+    /// Applies the level to FFmpeg's log.
+    public func apply() {
+        switch self {
+        case .quiet: FFmpegLog.setLevel(.quiet)
+        case .errors: FFmpegLog.setLevel(.error)
+        case .warnings: FFmpegLog.setLevel(.warning)
+        case .verbose: FFmpegLog.setLevel(.info)
+        }
+    }
+}
+
+/// Facts about the FFmpeg libraries LiveMux runs on.
+public enum Capabilities {
+    /// Whether libavformat or libavdevice has an input format of this name (`lavfi`, `v4l2`, `mp4`…).
+    public static func isInputFormat(_ name: String) -> Bool { FFmpegLibrary.hasInputFormat(named: name) }
+
+    /// A `FORMAT:URL` source spec, with the format recognised by libavformat.
+    public static func sourceSpec(_ text: String) -> SourceSpec {
+        SourceSpec.parse(text, isKnownFormat: isInputFormat)
+    }
+}

@@ -1,0 +1,155 @@
+import FFmpeg
+
+/// Turns captured audio into AAC packets on the shared timeline: resamples with libswresample,
+/// trims what was captured before the timeline's start sample-accurately, collects whole encoder
+/// frames in a FIFO, and stamps every frame from the running sample count, so no rate drifts by
+/// rounding. Runs on its capture thread.
+final class AudioEncoder: @unchecked Sendable {
+    // Used by one capture thread only.
+    let settings: AudioSettings
+    private let encoder: Encoder
+    private let timeline: Timeline
+    private let queue: MuxQueue
+    private let statistics: Statistics
+    private var resampler: Resampler?
+    private var resamplerInput: (rate: Int, channels: Int, format: Int32)?
+    private let fifo: AudioFIFO
+    private let frameSize: Int
+    private let sampleLimit: Int64?
+    /// Timeline sample index of the FIFO's next sample to write; nil before the first kept sample.
+    private var writeSample: Int64?
+    /// Timeline sample index of the next frame the FIFO gives the encoder.
+    private var readSample: Int64 = 0
+    /// Frames captured before the timeline has a base, with their times.
+    private var waiting: [(Frame, Int64, Int64)] = []
+    private var captureTimes: [(sample: Int64, time: Int64)] = []
+    private(set) var isDone = false
+    private var lastCaptureTime: Int64 = 0
+
+    init(settings: AudioSettings, timeline: Timeline, queue: MuxQueue, statistics: Statistics, duration: Double?) throws {
+        self.settings = settings
+        var s = Encoder.Settings(codecName: settings.codec.encoderName, bitRate: settings.bitRate,
+                                 timeBase: Rational(1, Int32(settings.sampleRate)))
+        s.sampleRate = settings.sampleRate
+        s.channels = settings.channels
+        s.sampleFormat = .floatPlanar
+        encoder = try Encoder(s)
+        frameSize = encoder.frameSize > 0 ? encoder.frameSize : 1024
+        fifo = try AudioFIFO(format: .floatPlanar, channels: settings.channels, sampleRate: settings.sampleRate)
+        self.timeline = timeline
+        self.queue = queue
+        self.statistics = statistics
+        sampleLimit = duration.map { Int64(($0 * Double(settings.sampleRate)).rounded()) }
+    }
+
+    func streamDescription() throws -> ContainerWriter.StreamDescription {
+        .init(kind: .audio, parameters: try encoder.parameters(), timeBase: encoder.timeBase)
+    }
+
+    /// Takes one captured frame (`time`: µs on the capture clock of its first sample). Returns
+    /// false once the duration is reached.
+    func consume(_ frame: Frame, at time: Int64, capturedAt wallTime: Int64) throws -> Bool {
+        guard !isDone else { return false }
+        statistics.countInput(.audio)
+        let base: Int64
+        if let known = timeline.origin {
+            base = known
+        } else if !timeline.videoSetsBase {
+            base = timeline.establish(at: time)
+        } else {
+            // Video has not started yet: hold on to the audio, it may overlap the first frame.
+            waiting.append((try frame.reference(), time, wallTime))
+            if waiting.count > 500 { waiting.removeFirst(); statistics.countDropped(.audio) }
+            return true
+        }
+        if !waiting.isEmpty {
+            let held = waiting
+            waiting = []
+            for (f, t, w) in held where try !append(f, at: t, base: base, capturedAt: w) { return false }
+        }
+        return try append(frame, at: time, base: base, capturedAt: wallTime)
+    }
+
+    private func append(_ frame: Frame, at time: Int64, base: Int64, capturedAt wallTime: Int64) throws -> Bool {
+        lastCaptureTime = wallTime
+        guard let converted = try resample(frame) else { return try encodeReady() }
+        if writeSample == nil {
+            let start = Timestamp.rescale(time - base, from: .microseconds, to: Rational(1, Int32(settings.sampleRate)))
+            if start + Int64(converted.sampleCount) <= 0 {
+                statistics.countDropped(.audio)  // entirely before the start
+                return true
+            }
+            writeSample = start
+            readSample = max(start, 0)
+        }
+        // Trim the part before the start of the timeline, and past the duration.
+        let skip = Int(max(0, -writeSample!))
+        var keep = converted.sampleCount - skip
+        if let limit = sampleLimit { keep = Int(min(Int64(keep), limit - max(writeSample!, 0))) }
+        if keep > 0 {
+            captureTimes.append((max(writeSample!, 0), wallTime))
+            try fifo.write(converted, from: skip, count: keep)
+        }
+        writeSample! += Int64(converted.sampleCount)
+        if let limit = sampleLimit, writeSample! >= limit {
+            isDone = true
+            return false
+        }
+        return try encodeReady()
+    }
+
+    private func resample(_ frame: Frame) throws -> Frame? {
+        let shape = (frame.sampleRate, frame.channelCount, frame.format)
+        if frame.sampleRate == settings.sampleRate, frame.channelCount == settings.channels,
+           frame.format == SampleFormat.floatPlanar.rawValue, resampler == nil {
+            return frame
+        }
+        if resampler == nil || resamplerInput! != shape {
+            resampler = try Resampler(inputRate: frame.sampleRate, inputChannels: frame.channelCount, inputFormat: frame.format,
+                                      outputRate: settings.sampleRate, outputChannels: settings.channels,
+                                      outputFormat: .floatPlanar)
+            resamplerInput = shape
+        }
+        return try resampler!.convert(frame)
+    }
+
+    /// Encodes every whole frame the FIFO holds.
+    private func encodeReady(flushing: Bool = false) throws -> Bool {
+        while fifo.count >= frameSize || (flushing && fifo.count > 0) {
+            guard let frame = try fifo.read(samples: frameSize) else { break }
+            frame.pts = readSample
+            readSample += Int64(frame.sampleCount)
+            try encoder.send(frame)
+            if try !drain() { return false }
+        }
+        return true
+    }
+
+    func finish() throws {
+        if !isDone, let r = resampler, let tail = try r.convert(nil), let start = writeSample {
+            var keep = tail.sampleCount
+            if let limit = sampleLimit { keep = Int(min(Int64(keep), limit - start)) }
+            if keep > 0 { try fifo.write(tail, from: 0, count: keep) }
+        }
+        isDone = true
+        _ = try encodeReady(flushing: true)
+        try encoder.send(nil)
+        _ = try drain()
+        queue.end(.audio)
+    }
+
+    private func drain() throws -> Bool {
+        while case .value(let packet) = try encoder.receive() {
+            // The encoder's priming packet lies before the start of the timeline: never negative.
+            if packet.pts < 0 { continue }
+            if packet.duration <= 0 { packet.duration = Int64(frameSize) }
+            while captureTimes.count > 1, captureTimes[1].sample <= packet.pts { captureTimes.removeFirst() }
+            statistics.countEncoded(.audio, bytes: packet.size)
+            let captured = captureTimes.first?.time ?? lastCaptureTime
+            if !queue.push(EncodedPacket(stream: .audio, packet: packet, timeBase: encoder.timeBase, captureTime: captured)) {
+                return false
+            }
+        }
+        return true
+    }
+}

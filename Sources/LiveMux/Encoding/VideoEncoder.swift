@@ -1,0 +1,99 @@
+import FFmpeg
+
+/// Turns captured video frames into encoded packets on the shared timeline: places each frame on
+/// the output frame grid, converts it with libswscale, encodes it and queues the packets.
+/// Runs on its capture thread.
+final class VideoEncoder: @unchecked Sendable {
+    // Used by one capture thread only.
+    let settings: VideoSettings
+    private let encoder: Encoder
+    private let timeline: Timeline
+    private let queue: MuxQueue
+    private let statistics: Statistics
+    private var scaler: Scaler?
+    private let frameLimit: Int64?
+    private var lastPTS: Int64 = -1
+    private var captureTimes: [Int64: Int64] = [:]
+    private(set) var isDone = false
+
+    init(settings: VideoSettings, timeline: Timeline, queue: MuxQueue, statistics: Statistics,
+         duration: Double?, quiet: Bool) throws {
+        self.settings = settings
+        var s = Encoder.Settings(codecName: settings.codec.encoderName, bitRate: settings.bitRate,
+                                 timeBase: Rational(1, Int32(settings.fps)))
+        s.width = settings.width
+        s.height = settings.height
+        s.frameRate = Rational(Int32(settings.fps), 1)
+        s.gopSize = settings.gopFrames
+        s.maxBFrames = 0  // ASF stamps payloads with DTS, so no frame may be reordered
+        s.options = [("preset", settings.preset), ("tune", settings.tune)]
+        // Parameter sets also before every keyframe, so a reader joining mid-stream can decode.
+        switch settings.codec {
+        case .h264: s.options.append(("x264-params", "repeat-headers=1"))
+        case .hevc: s.options.append(("x265-params", "repeat-headers=1:bframes=0:log-level=\(quiet ? "none" : "error")"))
+        }
+        encoder = try Encoder(s)
+        self.timeline = timeline
+        self.queue = queue
+        self.statistics = statistics
+        frameLimit = duration.map { Int64(($0 * Double(settings.fps)).rounded()) }
+    }
+
+    /// The parameters a muxer needs for this stream (with the SPS/PPS in extradata).
+    func streamDescription() throws -> ContainerWriter.StreamDescription {
+        .init(kind: .video, parameters: try encoder.parameters(), timeBase: encoder.timeBase)
+    }
+
+    /// Encodes one frame captured at `time` (µs on the capture clock). Returns false once the
+    /// duration is reached.
+    func consume(_ frame: Frame, at time: Int64, capturedAt wallTime: Int64) throws -> Bool {
+        guard !isDone else { return false }
+        statistics.countInput(.video)
+        let base = timeline.videoSetsBase ? timeline.establish(at: time) : (timeline.origin ?? time)
+        // The frame's slot on the output grid (1/fps), rounded to the nearest.
+        let pts = Timestamp.rescale(time - base, from: .microseconds, to: Rational(1, Int32(settings.fps)))
+        if pts < 0 || pts <= lastPTS {
+            statistics.countDropped(.video)  // before the start, or a second frame for one slot
+            return true
+        }
+        if let limit = frameLimit, pts >= limit {
+            isDone = true
+            return false
+        }
+        lastPTS = pts
+        let input: Frame
+        if frame.width == settings.width, frame.height == settings.height, frame.format == PixelFormat.yuv420p.rawValue {
+            input = frame
+        } else {
+            if scaler == nil || !scaler!.accepts(frame) {
+                scaler = try Scaler(fromWidth: frame.width, height: frame.height, format: frame.format,
+                                    toWidth: settings.width, height: settings.height, format: .yuv420p)
+            }
+            input = try scaler!.scale(frame)
+        }
+        input.pts = pts
+        captureTimes[pts] = wallTime
+        try encoder.send(input)
+        return try drain()
+    }
+
+    /// Flushes the encoder and ends the stream.
+    func finish() throws {
+        isDone = true
+        try encoder.send(nil)
+        _ = try drain()
+        queue.end(.video)
+    }
+
+    private func drain() throws -> Bool {
+        while case .value(let packet) = try encoder.receive() {
+            if packet.duration <= 0 { packet.duration = 1 }
+            let captured = captureTimes.removeValue(forKey: packet.pts) ?? 0
+            statistics.countEncoded(.video, bytes: packet.size)
+            if !queue.push(EncodedPacket(stream: .video, packet: packet, timeBase: encoder.timeBase, captureTime: captured)) {
+                return false
+            }
+        }
+        return true
+    }
+}

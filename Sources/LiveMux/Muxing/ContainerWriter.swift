@@ -1,0 +1,99 @@
+import FFmpeg
+
+/// One muxer and what it needs to turn encoded packets into labelled chunks: the stream map, the
+/// time bases the muxer chose, and the last DTS written per stream.
+final class ContainerWriter: @unchecked Sendable {
+    // Used by the mux thread only.
+    let format: ContainerFormat
+    let seekable: Bool
+    private let container: OutputContainer
+    private var streamIndex: [StreamKind: Int] = [:]
+    private var outputTimeBase: [StreamKind: Rational] = [:]
+    private var lastDTS: [StreamKind: Int64] = [:]
+    /// Packets dropped because their DTS fell behind what was already written.
+    private(set) var droppedLate = 0
+
+    struct StreamDescription {
+        let kind: StreamKind
+        let parameters: CodecParameters
+        let timeBase: Rational
+    }
+
+    init(format: ContainerFormat, seekable: Bool, streams: [StreamDescription], asfPacketSize: Int? = nil) throws {
+        self.format = format
+        self.seekable = seekable
+        var options: [(String, String)] = []
+        switch format {
+        case .flv where !seekable:
+            // A stream has no duration or size to announce, and nothing can update them later.
+            options.append(("flvflags", "no_duration_filesize"))
+        case .asf:
+            if let size = asfPacketSize { options.append(("packet_size", String(size))) }
+        default: break
+        }
+        container = try OutputContainer(formatName: format.muxerName, seekable: seekable, options: options)
+        for s in streams.sorted(by: { $0.kind < $1.kind }) {
+            guard OutputContainer.canCarry(s.parameters, formatName: format.muxerName) else {
+                throw LiveMuxError.unsupported("\(format.rawValue.uppercased()) cannot carry \(s.parameters.codecName) in FFmpeg 5.1")
+            }
+            streamIndex[s.kind] = try container.addStream(s.parameters, timeBase: s.timeBase)
+        }
+    }
+
+    func header() throws -> Chunk {
+        let bytes = try container.writeHeader()
+        let bases = container.streamTimeBases
+        for (kind, index) in streamIndex { outputTimeBase[kind] = bases[index] }
+        return Chunk(kind: .header, bytes: bytes)
+    }
+
+    /// Writes one packet (its timestamps rescaled into the muxer's time base); nil when it was
+    /// dropped because it would make DTS go backwards.
+    func write(_ p: EncodedPacket) throws -> Chunk? {
+        guard let index = streamIndex[p.stream], let tb = outputTimeBase[p.stream] else { return nil }
+        // Several writers may share one encoded packet: each rescales its own reference.
+        let packet = try p.packet.reference()
+        var dts = Timestamp.rescale(p.packet.dts, from: p.timeBase, to: tb)
+        var pts = Timestamp.rescale(p.packet.pts, from: p.timeBase, to: tb)
+        if let last = lastDTS[p.stream], dts <= last {
+            // Rounding into milliseconds can make neighbours equal; keep DTS strictly increasing.
+            guard dts == last else { droppedLate += 1; return nil }
+            dts += 1
+            pts = max(pts + 1, dts)
+        }
+        // Never backwards across streams: ASF aborts if that happens inside one of its packets.
+        // Only a packet released early by a full queue (MuxQueue.pop) can get here.
+        if let newest = lastDTS.values.max(), dts < newest {
+            droppedLate += 1
+            return nil
+        }
+        lastDTS[p.stream] = dts
+        packet.dts = dts
+        packet.pts = pts
+        packet.duration = Timestamp.rescale(p.packet.duration, from: p.timeBase, to: tb)
+        packet.streamIndex = index
+        let bytes = try container.write(packet)
+        return Chunk(kind: .media(stream: p.stream, dts: dts, isKeyframe: p.isKeyframe), bytes: bytes,
+                     captureTime: p.captureTime)
+    }
+
+    func trailer() throws -> Chunk {
+        let t = try container.writeTrailer()
+        return Chunk(kind: .trailer, bytes: t.appended,
+                     updates: t.updates.map { Chunk.Update(offset: $0.offset, bytes: $0.bytes) })
+    }
+}
+
+/// Errors of LiveMux's own, each with a message that names the problem and the fix.
+public enum LiveMuxError: Error, CustomStringConvertible, Sendable {
+    case unsupported(String)
+    case invalid(String)
+    case output(String)
+    case input(String)
+
+    public var description: String {
+        switch self {
+        case .unsupported(let m), .invalid(let m), .output(let m), .input(let m): return m
+        }
+    }
+}

@@ -1,0 +1,49 @@
+import FFmpeg
+
+/// One encoded packet on its way to the mux thread: the libav packet (pts and dts in `timeBase`)
+/// and which stream it belongs to.
+struct EncodedPacket: @unchecked Sendable {
+    // `packet` is owned by whoever holds this value; it crosses threads only through MuxQueue.
+    let stream: StreamKind
+    let packet: Packet
+    let timeBase: Rational
+    /// When the first input that made this packet was captured (monotonic µs); for latency.
+    var captureTime: Int64 = 0
+
+    var dts: Int64 { packet.dts }
+    var isKeyframe: Bool { packet.isKeyframe }
+}
+
+/// Bytes that left a muxer, labelled with what they are, so a reader can start a new viewer at
+/// "header + last keyframe" without parsing the container.
+public struct Chunk: Sendable {
+    public enum Kind: Sendable, Equatable {
+        /// The container's header. Every output starts with it.
+        case header
+        /// What one media packet produced. `dts` is in milliseconds on the shared timeline.
+        /// ASF emits bytes only in whole ASF packets, so these bytes may be empty or hold earlier packets too.
+        case media(stream: StreamKind, dts: Int64, isKeyframe: Bool)
+        /// The end of the stream (ASF index, FLV end-of-sequence).
+        case trailer
+    }
+
+    /// Earlier bytes of the output to rewrite, at an offset from its start (the trailer of a
+    /// recording updates the header with the duration and sizes). Only seekable sinks apply them.
+    public struct Update: Sendable, Equatable {
+        public let offset: Int64
+        public let bytes: [UInt8]
+    }
+
+    public let kind: Kind
+    public let bytes: [UInt8]
+    public let updates: [Update]
+    /// Capture time (monotonic µs) of the media in this chunk; 0 for header and trailer.
+    public let captureTime: Int64
+
+    public init(kind: Kind, bytes: [UInt8], updates: [Update] = [], captureTime: Int64 = 0) {
+        self.kind = kind
+        self.bytes = bytes
+        self.updates = updates
+        self.captureTime = captureTime
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+
+/// The bounded queues between the encoders and the mux thread, one per stream, with the
+/// interleaver deciding what comes out.
+///
+/// Locking: every field is guarded by `condition`. Producers wait while their stream's queue is
+/// full; the consumer waits while the interleaver cannot decide. `cancel()` wakes everyone.
+final class MuxQueue: @unchecked Sendable {
+    private let condition = NSCondition()
+    private var interleaver: Interleaver
+    private var cancelled = false
+    private let capacity: Int
+
+    init(streams: [StreamKind], capacity: Int) {
+        interleaver = Interleaver(streams: streams)
+        self.capacity = max(1, capacity)
+    }
+
+    /// Queues a packet, waiting while its stream's queue is full. False once cancelled.
+    @discardableResult
+    func push(_ packet: EncodedPacket) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        while !cancelled && interleaver.count(packet.stream) >= capacity {
+            condition.wait()
+        }
+        if cancelled { return false }
+        interleaver.push(packet)
+        condition.broadcast()
+        return true
+    }
+
+    /// No more packets will come for this stream.
+    func end(_ stream: StreamKind) {
+        condition.lock()
+        interleaver.end(stream)
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    /// The next packet in DTS order; nil when every stream has ended and drained, or on cancel.
+    ///
+    /// If a stream's queue is full while another stream that has not ended has nothing queued,
+    /// waiting would deadlock a producer that feeds both (one demuxer thread), so the queued
+    /// packets are released anyway; the mux thread drops any that would then go backwards.
+    func pop() -> EncodedPacket? {
+        condition.lock()
+        defer { condition.unlock() }
+        while true {
+            if cancelled { return nil }
+            if let p = interleaver.next() {
+                condition.broadcast()
+                return p
+            }
+            if interleaver.isFinished { return nil }
+            if interleaver.streams.contains(where: { interleaver.count($0) >= capacity }),
+               let p = interleaver.next(force: true) {
+                condition.broadcast()
+                return p
+            }
+            condition.wait()
+        }
+    }
+
+    func cancel() {
+        condition.lock()
+        cancelled = true
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    var depths: [StreamKind: Int] {
+        condition.lock()
+        defer { condition.unlock() }
+        var d: [StreamKind: Int] = [:]
+        for s in interleaver.streams { d[s] = interleaver.count(s) }
+        return d
+    }
+}

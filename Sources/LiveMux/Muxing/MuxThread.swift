@@ -1,0 +1,90 @@
+import Foundation
+import FFmpeg
+
+/// The mux thread's work: take packets from the queue in DTS order, write each through every
+/// container writer, and hand the labelled chunks to that writer's sinks. A sink that fails is
+/// dropped (and reported); when no sink is left the queue is cancelled, which stops the producers.
+final class MuxThread: @unchecked Sendable {
+    // Used by the mux thread only, after `init`.
+    struct Output {
+        let writer: ContainerWriter
+        var sinks: [ChunkSink]
+    }
+
+    private var outputs: [Output]
+    private let queue: MuxQueue
+    private let statistics: Statistics
+    private let report: @Sendable (String) -> Void
+    /// The first failure: a muxer error, or every sink gone.
+    private(set) var failure: Error?
+    /// Microseconds from capture to bytes handed to the sinks, one per media packet.
+    private(set) var latencies: [Int64] = []
+
+    init(outputs: [Output], queue: MuxQueue, statistics: Statistics, report: @escaping @Sendable (String) -> Void) {
+        self.outputs = outputs
+        self.queue = queue
+        self.statistics = statistics
+        self.report = report
+    }
+
+    func run() {
+        for i in outputs.indices {
+            do {
+                deliver(try outputs[i].writer.header(), to: i)
+            } catch {
+                fail(error)
+            }
+        }
+        while failure == nil, let packet = queue.pop() {
+            for i in outputs.indices where !outputs[i].sinks.isEmpty {
+                do {
+                    guard let chunk = try outputs[i].writer.write(packet) else {
+                        statistics.countDropped(packet.stream)
+                        continue
+                    }
+                    deliver(chunk, to: i)
+                    if i == 0 {
+                        statistics.muxed(mediaTime: Double(packet.dts) * packet.timeBase.doubleValue, bytes: chunk.bytes.count)
+                        if packet.captureTime > 0 {
+                            latencies.append(Timestamp.monotonicMicroseconds() - packet.captureTime)
+                        }
+                    }
+                } catch {
+                    fail(error)
+                }
+            }
+        }
+        // Finish every output that still has somewhere to go, even after a failure elsewhere:
+        // what was recorded stays playable.
+        for i in outputs.indices where !outputs[i].sinks.isEmpty {
+            do {
+                deliver(try outputs[i].writer.trailer(), to: i)
+            } catch {
+                fail(error)
+            }
+            for sink in outputs[i].sinks {
+                do { try sink.close() } catch { dropSink(sink, of: i, error) }
+            }
+        }
+    }
+
+    private func deliver(_ chunk: Chunk, to i: Int) {
+        for sink in outputs[i].sinks {
+            do { try sink.write(chunk) } catch { dropSink(sink, of: i, error) }
+        }
+    }
+
+    private func dropSink(_ sink: ChunkSink, of i: Int, _ error: Error) {
+        outputs[i].sinks.removeAll { $0 === sink }
+        if outputs.allSatisfy({ $0.sinks.isEmpty }) {
+            fail(error)
+        } else {
+            report("output \(sink.name) stopped: \(error)")
+        }
+    }
+
+    private func fail(_ error: Error) {
+        if failure == nil { failure = error }
+        queue.cancel()
+    }
+}

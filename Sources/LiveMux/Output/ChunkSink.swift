@@ -1,0 +1,69 @@
+/// Where labelled chunks go. Sinks know nothing of containers; containers nothing of sinks.
+public protocol ChunkSink: AnyObject, Sendable {
+    /// A name for messages (a URL with its secrets masked).
+    var name: String { get }
+    /// Whether the sink can apply a trailer's updates to earlier bytes (a regular file).
+    var isSeekable: Bool { get }
+    func write(_ chunk: Chunk) throws
+    /// Writes out anything buffered and releases the sink.
+    func close() throws
+}
+
+/// A regular file. Buffers writes (a live file need not reach the disk per packet) and applies
+/// the trailer's updates, so the finished file carries a true header.
+public final class FileSink: ChunkSink, @unchecked Sendable {
+    // Used by the mux thread only.
+    public let name: String
+    public var isSeekable: Bool { true }
+    private let fd: FileDescriptor
+    private var buffer: [UInt8] = []
+    private let bufferLimit: Int
+    private var closed = false
+
+    public init(path: String, bufferLimit: Int = 64 * 1024) throws {
+        fd = try FileDescriptor.create(path)
+        name = path
+        self.bufferLimit = bufferLimit
+        buffer.reserveCapacity(bufferLimit)
+    }
+
+    deinit { if !closed { fd.close() } }
+
+    public func write(_ chunk: Chunk) throws {
+        buffer.append(contentsOf: chunk.bytes)
+        // The header goes out at once, so even a file killed early starts readable.
+        if buffer.count >= bufferLimit || chunk.kind == .header || !chunk.updates.isEmpty {
+            try flush()
+        }
+        for update in chunk.updates { try fd.write(update.bytes, at: update.offset) }
+    }
+
+    public func flush() throws {
+        guard !buffer.isEmpty else { return }
+        try buffer.withUnsafeBytes { try fd.write($0) }
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    public func close() throws {
+        guard !closed else { return }
+        closed = true
+        defer { fd.close() }
+        try flush()
+    }
+}
+
+/// Standard output, as a pipe: every chunk goes out at once, updates are ignored.
+public final class StandardOutputSink: ChunkSink, @unchecked Sendable {
+    // Used by the mux thread only.
+    public let name = "stdout"
+    public var isSeekable: Bool { false }
+
+    public init() {}
+
+    public func write(_ chunk: Chunk) throws {
+        guard !chunk.bytes.isEmpty else { return }
+        try chunk.bytes.withUnsafeBytes { try FileDescriptor.standardOutput.write($0) }
+    }
+
+    public func close() throws {}
+}

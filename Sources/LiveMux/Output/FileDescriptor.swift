@@ -1,0 +1,59 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A POSIX file descriptor with the writes sinks need: whole writes that retry on EINTR and
+/// short writes, and positioned writes for the trailer's header updates.
+struct FileDescriptor: Sendable {
+    let raw: Int32
+    let name: String
+
+    static let standardOutput = FileDescriptor(raw: 1, name: "stdout")
+
+    /// Creates or truncates a file for writing.
+    static func create(_ path: String) throws -> FileDescriptor {
+        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        if fd < 0 { throw LiveMuxError.output("cannot create \(path): \(String(cString: strerror(errno)))") }
+        return FileDescriptor(raw: fd, name: path)
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = Glibc.write(raw, bytes.baseAddress! + offset, bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw SinkError(errno: errno, name: name)
+            }
+            offset += n
+        }
+    }
+
+    func write(_ bytes: [UInt8], at position: Int64) throws {
+        try bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let n = pwrite(raw, buffer.baseAddress! + offset, buffer.count - offset, off_t(position) + off_t(offset))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    throw SinkError(errno: errno, name: name)
+                }
+                offset += n
+            }
+        }
+    }
+
+    func close() { _ = Glibc.close(raw) }
+}
+
+/// A write to an output failed.
+public struct SinkError: Error, CustomStringConvertible, Sendable {
+    public let errno: Int32
+    public let name: String
+    /// The reader went away (closed pipe or socket): not a fault of the recording.
+    public var isClosedByReader: Bool { errno == EPIPE || errno == ECONNRESET }
+    public var description: String {
+        if isClosedByReader { return "\(name) was closed by its reader" }
+        return "cannot write to \(name): \(String(cString: strerror(errno)))"
+    }
+}

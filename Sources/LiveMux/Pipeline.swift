@@ -1,0 +1,159 @@
+import Foundation
+import FFmpeg
+
+/// The live pipeline: capture threads → encoders → mux queue → mux thread → sinks.
+///
+/// `init` does everything that can fail on bad input — opening the sources, the encoders and the
+/// muxers, and creating the output files — so a bad configuration is refused before anything is
+/// written. `start` runs the threads; `stop` ends them gracefully (encoders flushed, queues drained,
+/// trailers written); `wait` returns when all is done and throws the first failure.
+public final class Pipeline: @unchecked Sendable {
+    // The fields are set in init and then only read; the threads own their parts.
+    private let sources: [CaptureSource]
+    private let queue: MuxQueue
+    private let muxThread: MuxThread
+    private let stopSignal = StopSignal()
+    private let statistics = Statistics()
+    private let group = DispatchGroup()
+    private let failureLock = NSLock()
+    private var sourceFailure: Error?
+    private var started = false
+
+    /// - Parameter report: receives warnings (an output that stopped while others go on).
+    public init(_ config: RecordConfiguration, quiet: Bool = false,
+                report: @escaping @Sendable (String) -> Void = { _ in }) throws {
+        try Self.validate(config)
+        FFmpegLibrary.registerDevices()
+        let wantVideo = config.recordVideo, wantAudio = config.recordAudio
+        var kinds: [StreamKind] = []
+        if wantVideo { kinds.append(.video) }
+        if wantAudio { kinds.append(.audio) }
+
+        // Sources first: a missing device is the likeliest mistake.
+        var sources: [CaptureSource] = []
+        if let input = config.input {
+            sources.append(try CaptureSource(spec: input, video: wantVideo, audio: wantAudio, realtime: config.realtime))
+        } else {
+            if wantVideo {
+                let spec = config.videoSource ?? RecordConfiguration.defaultVideoSource(config.video)
+                sources.append(try CaptureSource(spec: spec, video: true, audio: false, realtime: config.realtime))
+            }
+            if wantAudio {
+                let spec = config.audioSource ?? RecordConfiguration.defaultAudioSource(config.audio)
+                sources.append(try CaptureSource(spec: spec, video: false, audio: true, realtime: config.realtime))
+            }
+        }
+
+        let queue = MuxQueue(streams: kinds, capacity: config.queueCapacity)
+        let timeline = Timeline(videoSetsBase: wantVideo)
+        let video = try wantVideo ? VideoEncoder(settings: config.video, timeline: timeline, queue: queue,
+                                                 statistics: statistics, duration: config.duration, quiet: quiet) : nil
+        let audio = try wantAudio ? AudioEncoder(settings: config.audio, timeline: timeline, queue: queue,
+                                                 statistics: statistics, duration: config.duration) : nil
+        for source in sources {
+            let ks = source.streamKinds
+            source.attach(video: ks.contains(.video) ? video : nil, audio: ks.contains(.audio) ? audio : nil)
+        }
+        var streams: [ContainerWriter.StreamDescription] = []
+        if let video { streams.append(try video.streamDescription()) }
+        if let audio { streams.append(try audio.streamDescription()) }
+
+        // One muxer per container and kind of destination (files get a header updated at the end;
+        // pipes get a streamable one).
+        var outputs: [MuxThread.Output] = []
+        var sinksToOpen: [(Int, Destination)] = []
+        for spec in config.outputs {
+            let seekable: Bool
+            if case .file = spec.destination { seekable = true } else { seekable = false }
+            let index: Int
+            if let i = outputs.firstIndex(where: { $0.writer.format == spec.format && $0.writer.seekable == seekable }) {
+                index = i
+            } else {
+                outputs.append(.init(writer: try ContainerWriter(format: spec.format, seekable: seekable, streams: streams), sinks: []))
+                index = outputs.count - 1
+            }
+            sinksToOpen.append((index, spec.destination))
+        }
+        // Last, create the files: nothing is written unless everything before succeeded.
+        for (index, destination) in sinksToOpen {
+            switch destination {
+            case .file(let path): outputs[index].sinks.append(try FileSink(path: path))
+            case .standardOutput: outputs[index].sinks.append(StandardOutputSink())
+            }
+        }
+        self.sources = sources
+        self.queue = queue
+        muxThread = MuxThread(outputs: outputs, queue: queue, statistics: statistics, report: report)
+    }
+
+    /// Refuses what cannot work, with a message that says what would.
+    static func validate(_ c: RecordConfiguration) throws {
+        if !c.recordVideo && !c.recordAudio { throw LiveMuxError.invalid("nothing to record: --no-video and --no-audio together") }
+        if c.outputs.isEmpty { throw LiveMuxError.invalid("no output: give -o FILE or -o -") }
+        for o in c.outputs where c.recordVideo && !o.format.carries(c.video.codec) {
+            throw LiveMuxError.unsupported("\(o.format.rawValue.uppercased()) cannot carry \(c.video.codec.rawValue.uppercased()) with FFmpeg 5.1"
+                                           + " (use -f asf for HEVC, or --vcodec h264 for FLV)")
+        }
+        var files = Set<String>()
+        for o in c.outputs {
+            guard case .file(let path) = o.destination else { continue }
+            let key = URL(fileURLWithPath: path).standardizedFileURL.path
+            if !files.insert(key).inserted { throw LiveMuxError.invalid("two outputs write to \(path): give each -o its own file") }
+        }
+    }
+
+    /// Starts the capture threads and the mux thread.
+    public func start() {
+        guard !started else { return }
+        started = true
+        spawn("livemux-mux") { [muxThread] in muxThread.run() }
+        for (i, source) in sources.enumerated() {
+            spawn("livemux-capture-\(i)") { [self] in
+                do {
+                    try source.run(stop: stopSignal)
+                    if let error = source.failure { throw error }
+                } catch {
+                    recordFailure(error)
+                    // One source failing ends the recording gracefully: the others flush too.
+                    stop()
+                }
+            }
+        }
+    }
+
+    private func spawn(_ name: String, _ body: @escaping @Sendable () -> Void) {
+        group.enter()
+        let thread = Thread { [group] in
+            body()
+            group.leave()
+        }
+        thread.name = name
+        thread.stackSize = 4 << 20
+        thread.start()
+    }
+
+    private func recordFailure(_ error: Error) {
+        failureLock.lock()
+        if sourceFailure == nil { sourceFailure = error }
+        failureLock.unlock()
+    }
+
+    /// Stops gracefully: sources stop reading, encoders flush, the mux thread drains the queue and
+    /// writes the trailers. Safe from any thread, any number of times.
+    public func stop() {
+        stopSignal.request()
+        for source in sources where source.isDevice { source.interrupt() }
+    }
+
+    /// Waits until every thread has finished; throws the first failure.
+    public func wait() throws {
+        group.wait()
+        failureLock.lock()
+        let failure = sourceFailure
+        failureLock.unlock()
+        if let failure { throw failure }
+        if let failure = muxThread.failure { throw failure }
+    }
+
+    public var statisticsSnapshot: StatisticsSnapshot { statistics.snapshot }
+}

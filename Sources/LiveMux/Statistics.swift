@@ -1,0 +1,70 @@
+import Foundation
+import FFmpeg
+
+/// Counters for one stream.
+public struct StreamStatistics: Sendable, Equatable {
+    /// Frames that arrived from capture.
+    public var framesIn = 0
+    /// Encoded packets queued for the muxer.
+    public var packetsOut = 0
+    /// Frames or packets dropped (before the start, duplicate timestamps, late).
+    public var dropped = 0
+    /// Encoded bytes.
+    public var bytes = 0
+}
+
+/// A consistent copy of the pipeline's counters.
+public struct StatisticsSnapshot: Sendable {
+    public var video = StreamStatistics()
+    public var audio = StreamStatistics()
+    /// DTS of the last packet muxed, in seconds of media.
+    public var mediaTime: Double = 0
+    /// Bytes handed to the sinks (of the first output).
+    public var bytesOut: Int64 = 0
+    /// Seconds since the pipeline started.
+    public var elapsed: Double = 0
+
+    /// Media seconds per wall-clock second.
+    public var speed: Double { elapsed > 0 ? mediaTime / elapsed : 0 }
+    public var dropped: Int { video.dropped + audio.dropped }
+}
+
+/// The pipeline's counters, updated by the capture and mux threads. Locking: `lock` guards `data`.
+final class Statistics: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = StatisticsSnapshot()
+    private let started = Timestamp.monotonicMicroseconds()
+
+    private func update(_ body: (inout StatisticsSnapshot) -> Void) {
+        lock.lock()
+        body(&data)
+        lock.unlock()
+    }
+
+    private static func path(_ s: StreamKind) -> WritableKeyPath<StatisticsSnapshot, StreamStatistics> {
+        s == .video ? \.video : \.audio
+    }
+
+    func countInput(_ s: StreamKind) { update { $0[keyPath: Self.path(s)].framesIn += 1 } }
+    func countDropped(_ s: StreamKind, _ n: Int = 1) { update { $0[keyPath: Self.path(s)].dropped += n } }
+    func countEncoded(_ s: StreamKind, bytes: Int) {
+        update {
+            $0[keyPath: Self.path(s)].packetsOut += 1
+            $0[keyPath: Self.path(s)].bytes += bytes
+        }
+    }
+    func muxed(mediaTime: Double, bytes: Int) {
+        update {
+            $0.mediaTime = max($0.mediaTime, mediaTime)
+            $0.bytesOut += Int64(bytes)
+        }
+    }
+
+    var snapshot: StatisticsSnapshot {
+        lock.lock()
+        var copy = data
+        lock.unlock()
+        copy.elapsed = Double(Timestamp.monotonicMicroseconds() - started) / 1e6
+        return copy
+    }
+}

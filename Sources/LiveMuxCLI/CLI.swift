@@ -1,0 +1,82 @@
+import Foundation
+import LiveMux
+
+/// The `livemux` command line: parses, runs, and maps the outcome to an exit code.
+public enum CLI {
+    public enum ExitCode: Int32 {
+        case success = 0, failure = 1, usage = 64, interrupted = 130
+    }
+
+    static let help = """
+    USAGE: livemux <command> [options]
+
+    Captures, encodes and muxes audio and video live into ASF or FLV, to a file or stdout.
+
+    COMMANDS
+      record    capture from devices or test sources, encode (H.264/HEVC + AAC), mux live
+                try: livemux record -t 10 -o demo.asf   (then: ffplay demo.asf)
+
+    Run 'livemux <command> --help' for the options of a command.
+    Exit codes: 0 success, 64 usage error, 1 failure, 130 cut short by a second signal.
+    """
+
+    public static func main(_ arguments: [String]) -> Int32 {
+        SignalHandling.ignoreBrokenPipe()
+        guard let command = arguments.first else {
+            Terminal.write(help + "\n")
+            return ExitCode.usage.rawValue
+        }
+        let rest = Array(arguments.dropFirst())
+        switch command {
+        case "-h", "--help", "help":
+            print(help)
+            return ExitCode.success.rawValue
+        case "record":
+            if rest.contains("-h") || rest.contains("--help") {
+                print(RecordCommand.help)
+                return ExitCode.success.rawValue
+            }
+            do {
+                return try record(RecordCommand.parse(rest)).rawValue
+            } catch let error as UsageError {
+                Terminal.error(error.description)
+                return ExitCode.usage.rawValue
+            } catch {
+                Terminal.error(String(describing: error))
+                return ExitCode.failure.rawValue
+            }
+        default:
+            Terminal.error("unknown command '\(command)' (commands: record; see livemux --help)")
+            return ExitCode.usage.rawValue
+        }
+    }
+
+    static func record(_ cmd: RecordCommand) throws -> ExitCode {
+        (cmd.verbose ? LogLevel.verbose : cmd.quiet ? .quiet : .errors).apply()
+        let pipeline = try Pipeline(cmd.configuration, quiet: cmd.quiet) { message in
+            if !cmd.quiet { Terminal.warning(message) }
+        }
+        let signals = SignalHandling { pipeline.stop() }
+        defer { signals.cancel() }
+        let progress = cmd.quiet ? nil : ProgressLine(pipeline: pipeline)
+        pipeline.start()
+        progress?.start()
+        defer { progress?.finish() }
+        do {
+            try pipeline.wait()
+        } catch {
+            progress?.finish()
+            Terminal.error(Self.describe(error))
+            return .failure
+        }
+        return .success
+    }
+
+    /// One line that names the problem and, where there is one, the fix.
+    static func describe(_ error: Error) -> String {
+        if let sink = error as? SinkError, sink.isClosedByReader {
+            return "\(sink.name) was closed by its reader; stopped recording"
+        }
+        return String(describing: error)
+    }
+}

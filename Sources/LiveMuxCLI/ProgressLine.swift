@@ -1,0 +1,44 @@
+import Foundation
+import LiveMux
+
+/// The progress line on stderr, like ffmpeg's: rewritten in place on a terminal, a plain line
+/// every few seconds otherwise. Its timer runs on its own queue.
+final class ProgressLine: @unchecked Sendable {
+    private let pipeline: Pipeline
+    private let timer: DispatchSourceTimer
+    private let queue = DispatchQueue(label: "livemux-progress")
+    private var finished = false  // touched only on `queue`
+
+    init(pipeline: Pipeline) {
+        self.pipeline = pipeline
+        timer = DispatchSource.makeTimerSource(queue: queue)
+        let interval = Terminal.stderrIsTerminal ? 0.5 : 5
+        timer.schedule(deadline: .now() + interval, repeating: interval)
+    }
+
+    func start() {
+        timer.setEventHandler { [self] in
+            guard !finished else { return }
+            Terminal.write(Terminal.stderrIsTerminal ? "\r\(Self.format(pipeline.statisticsSnapshot))\u{1B}[K" : Self.format(pipeline.statisticsSnapshot) + "\n")
+        }
+        timer.resume()
+    }
+
+    func finish() {
+        queue.sync {
+            guard !finished else { return }
+            finished = true
+            timer.cancel()
+            Terminal.write((Terminal.stderrIsTerminal ? "\r" : "") + Self.format(pipeline.statisticsSnapshot) + "\n")
+        }
+    }
+
+    static func format(_ s: StatisticsSnapshot) -> String {
+        let t = max(0, s.mediaTime)
+        let clock = String(format: "%02d:%02d:%05.2f", Int(t) / 3600, Int(t) / 60 % 60, t.truncatingRemainder(dividingBy: 60))
+        let fps = s.elapsed > 0 ? Double(s.video.packetsOut) / s.elapsed : 0
+        let kbps = t > 0 ? Double(s.bytesOut) * 8 / t / 1000 : 0
+        return String(format: "time=%@ frames=%d fps=%.1f bitrate=%.1fkbits/s speed=%.2fx dropped=%d",
+                      clock, s.video.packetsOut, fps, kbps, s.speed, s.dropped)
+    }
+}

@@ -1,0 +1,159 @@
+import LiveMux
+
+/// `livemux record`: parses its options into a `RecordConfiguration`.
+struct RecordCommand {
+    var configuration = RecordConfiguration()
+    var quiet = false
+    var verbose = false
+    var statsPath: String?
+
+    static let help = """
+    USAGE: livemux record [options] -o OUTPUT [-o OUTPUT …]
+
+    Captures audio and video, encodes them and muxes them live into ASF or FLV.
+
+    SOURCES (SPEC is FORMAT:URL for any libavdevice or libavformat input, or a file path)
+      --video SPEC          video source (default: lavfi:testsrc2 at --size and --fps)
+      --audio SPEC          audio source (default: lavfi:sine, 440 Hz at --sample-rate)
+      --input SPEC          one input carrying both streams, e.g.
+                            'lavfi:avsynctest=size=640x360:framerate=30:samplerate=48000[out0][out1]'
+      --video-opt KEY=VAL   option for the video device (video_size, framerate, pixel_format…)
+      --audio-opt KEY=VAL   option for the audio device (sample_rate, channels…); with --input,
+                            both apply to that input
+      --no-video            record audio only
+      --no-audio            record video only
+      --no-realtime         read synthetic and file sources as fast as possible
+                            (default: paced at real time, like a camera; devices always are)
+
+    VIDEO
+      --vcodec h264|hevc    encoder: libx264 or libx265 (default: h264)
+      --size WxH            frame size, even (default: 1280x720)
+      --fps N               frames per second (default: 30)
+      --vbitrate BPS        bit rate, such as 2M or 800k (default: 2M)
+      --gop SECONDS         keyframe interval (default: 2)
+      --preset NAME         encoder preset (default: veryfast); tuning is zerolatency, no B-frames
+
+    AUDIO
+      --acodec aac          encoder (default: aac, FFmpeg's native encoder)
+      --sample-rate HZ      8000 to 96000 (default: 48000)
+      --channels N          1 or 2 (default: 2)
+      --abitrate BPS        bit rate (default: 128k)
+
+    OUTPUT
+      -o FILE|-             where to write; '-' is stdout (a streamable container). Repeatable.
+      -f asf|flv            container of the outputs that follow (or of earlier ones without -f);
+                            default: from the file name (.asf, .flv), else asf
+      -t SECONDS            stop after this much media (default: until SIGINT or SIGTERM)
+
+    DISPLAY
+      -q                    no progress line, no warnings
+      -v                    also show FFmpeg's own log
+      -h, --help            this help
+
+    The first SIGINT or SIGTERM stops gracefully (encoders flushed, trailer written, exit 0);
+    a second SIGINT exits at once with 130. Exit codes: 0 success, 64 usage error, 1 failure.
+    """
+
+    static func parse(_ arguments: [String]) throws -> RecordCommand {
+        var cmd = RecordCommand()
+        var c = RecordConfiguration()
+        var reader = ArgumentReader(arguments)
+        var videoOptions: [String: String] = [:]
+        var audioOptions: [String: String] = [:]
+        var videoSpec: String?, audioSpec: String?, inputSpec: String?
+        var outputs: [(String, ContainerFormat?)] = []
+        var pendingFormat: ContainerFormat?
+        while let opt = try reader.nextOption() {
+            switch opt.name {
+            case "--video": videoSpec = try reader.value(for: opt)
+            case "--audio": audioSpec = try reader.value(for: opt)
+            case "--input", "-i": inputSpec = try reader.value(for: opt)
+            case "--video-opt":
+                let (k, v) = try Values.keyValue(try reader.value(for: opt), option: opt.name)
+                videoOptions[k] = v
+            case "--audio-opt":
+                let (k, v) = try Values.keyValue(try reader.value(for: opt), option: opt.name)
+                audioOptions[k] = v
+            case "--no-video": c.recordVideo = false
+            case "--no-audio": c.recordAudio = false
+            case "--no-realtime": c.realtime = false
+            case "--realtime": c.realtime = true
+            case "--vcodec", "-c:v": c.video.codec = try Values.choice(try reader.value(for: opt), option: opt.name, as: VideoCodec.self)
+            case "--size", "-s":
+                (c.video.width, c.video.height) = try Values.size(try reader.value(for: opt), option: opt.name)
+            case "--fps", "-r": c.video.fps = try Values.integer(try reader.value(for: opt), option: opt.name, range: 1...240)
+            case "--vbitrate", "-b:v": c.video.bitRate = try Values.bitRate(try reader.value(for: opt), option: opt.name)
+            case "--gop":
+                c.video.gopSeconds = try Values.seconds(try reader.value(for: opt), option: opt.name)
+            case "--preset":
+                let p = try reader.value(for: opt)
+                let presets = ["ultrafast", "superfast", "veryfast", "faster", "fast", "medium", "slow", "slower", "veryslow", "placebo"]
+                guard presets.contains(p) else { throw UsageError("--preset takes one of \(presets.joined(separator: ", ")), not '\(p)'") }
+                c.video.preset = p
+            case "--acodec", "-c:a": c.audio.codec = try Values.choice(try reader.value(for: opt), option: opt.name, as: AudioCodec.self)
+            case "--sample-rate", "-ar":
+                let v = try reader.value(for: opt)
+                guard let rate = Int(v), AudioSettings.aacSampleRates.contains(rate) else {
+                    throw UsageError("\(opt.name) takes an AAC sample rate (\(AudioSettings.aacSampleRates.sorted().map(String.init).joined(separator: ", "))), not '\(v)'")
+                }
+                c.audio.sampleRate = rate
+            case "--channels", "-ac": c.audio.channels = try Values.integer(try reader.value(for: opt), option: opt.name, range: 1...2)
+            case "--abitrate", "-b:a": c.audio.bitRate = try Values.bitRate(try reader.value(for: opt), option: opt.name)
+            case "-f", "--format":
+                let f = try Values.choice(try reader.value(for: opt), option: opt.name, as: ContainerFormat.self)
+                // A -f after the outputs names the format of those that have none yet.
+                for i in outputs.indices where outputs[i].1 == nil { outputs[i].1 = f }
+                pendingFormat = f
+            case "-o", "--output":
+                let o = try reader.value(for: opt)
+                guard !o.isEmpty else { throw UsageError("-o needs a file name or - for stdout") }
+                outputs.append((o, pendingFormat))
+            case "-t", "--duration": c.duration = try Values.seconds(try reader.value(for: opt), option: opt.name)
+            case "-q", "--quiet": cmd.quiet = true
+            case "-v", "--verbose": cmd.verbose = true
+            case "--queue-size": c.queueCapacity = try Values.integer(try reader.value(for: opt), option: opt.name, range: 1...100_000)
+            default:
+                throw UsageError("unknown option '\(opt.name)' for record (see livemux record --help)")
+            }
+        }
+        guard !outputs.isEmpty else { throw UsageError("no output: give -o FILE or -o - for stdout") }
+        if !c.recordVideo && !c.recordAudio { throw UsageError("--no-video and --no-audio together leave nothing to record") }
+        if inputSpec != nil && (videoSpec != nil || audioSpec != nil) {
+            throw UsageError("--input carries both streams: use it alone, or --video and --audio instead")
+        }
+        if let inputSpec {
+            var spec = Capabilities.sourceSpec(inputSpec)
+            spec.options = videoOptions.merging(audioOptions) { a, _ in a }
+            c.input = spec
+        }
+        if let videoSpec {
+            var spec = Capabilities.sourceSpec(videoSpec)
+            spec.options = videoOptions
+            c.videoSource = spec
+        } else if !videoOptions.isEmpty && inputSpec == nil {
+            throw UsageError("--video-opt applies to a --video or --input source; the built-in test source takes --size and --fps")
+        }
+        if let audioSpec {
+            var spec = Capabilities.sourceSpec(audioSpec)
+            spec.options = audioOptions
+            c.audioSource = spec
+        } else if !audioOptions.isEmpty && inputSpec == nil {
+            throw UsageError("--audio-opt applies to an --audio or --input source; the built-in tone takes --sample-rate")
+        }
+        c.outputs = try outputs.map { (name, format) in
+            let destination: Destination = name == "-" ? .standardOutput : .file(name)
+            guard let f = format ?? ContainerFormat.implied(by: name) ?? (name == "-" ? .asf : nil) else {
+                throw UsageError("cannot tell the container of '\(name)' from its name: add -f asf or -f flv")
+            }
+            return OutputSpec(destination: destination, format: f)
+        }
+        for o in c.outputs where c.recordVideo && !o.format.carries(c.video.codec) {
+            throw UsageError("\(o.format.rawValue.uppercased()) cannot carry \(c.video.codec.rawValue.uppercased()) with FFmpeg 5.1: use -f asf for HEVC, or --vcodec h264 for FLV")
+        }
+        if c.outputs.filter({ $0.destination == .standardOutput }).count > 1 {
+            throw UsageError("stdout can take only one output (-o - appears twice)")
+        }
+        cmd.configuration = c
+        return cmd
+    }
+}

@@ -1,0 +1,4 @@
+import Foundation
+import LiveMuxCLI
+
+exit(CLI.main(Array(CommandLine.arguments.dropFirst())))

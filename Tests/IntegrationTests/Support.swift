@@ -1,0 +1,145 @@
+import Foundation
+import XCTest
+
+/// Runs programs and reads LiveMux's output back with independent tools (ffprobe, ffmpeg, ffplay).
+enum Tools {
+    static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+
+    /// The livemux binary `swift build` made (LIVEMUX_BIN overrides).
+    static var livemux: String {
+        if let bin = ProcessInfo.processInfo.environment["LIVEMUX_BIN"] { return bin }
+        return packageRoot.appendingPathComponent(".build/debug/livemux").path
+    }
+
+    struct Result {
+        let status: Int32
+        let stdout: Data
+        let stderr: String
+        let seconds: Double
+        var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
+    }
+
+    /// Runs a program to its end (killing it after `timeout` seconds) and collects its output.
+    @discardableResult
+    static func run(_ program: String, _ arguments: [String], stdoutTo file: String? = nil,
+                    environment: [String: String] = [:], timeout: Double = 120,
+                    whileRunning: ((Process) -> Void)? = nil) throws -> Result {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program.hasPrefix("/") ? program : "/usr/bin/\(program)")
+        process.arguments = arguments
+        var env = ProcessInfo.processInfo.environment
+        env.merge(environment) { _, new in new }
+        process.environment = env
+        process.standardInput = FileHandle.nullDevice
+        let outPipe = Pipe(), errPipe = Pipe()
+        if let file {
+            FileManager.default.createFile(atPath: file, contents: nil)
+            process.standardOutput = FileHandle(forWritingAtPath: file)!
+        } else {
+            process.standardOutput = outPipe
+        }
+        process.standardError = errPipe
+        let started = Date()
+        try process.run()
+        // Read both pipes on other threads so a full pipe never blocks the child.
+        let out = PipeReader(file == nil ? outPipe.fileHandleForReading : nil)
+        let err = PipeReader(errPipe.fileHandleForReading)
+        whileRunning?(process)
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning {
+            process.interrupt()
+            usleep(500_000)
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            XCTFail("\(program) \(arguments.joined(separator: " ")) ran longer than \(timeout) s")
+        }
+        process.waitUntilExit()
+        return Result(status: process.terminationStatus, stdout: out.finish(), stderr: String(decoding: err.finish(), as: UTF8.self),
+                      seconds: Date().timeIntervalSince(started))
+    }
+
+    static func livemux(_ arguments: [String], stdoutTo file: String? = nil, timeout: Double = 120,
+                        whileRunning: ((Process) -> Void)? = nil) throws -> Result {
+        try run(livemux, arguments, stdoutTo: file, timeout: timeout, whileRunning: whileRunning)
+    }
+
+    /// ffprobe's JSON for a file: format, streams, and (with `packets`) every packet.
+    static func probe(_ path: String, packets: Bool = false, extra: [String] = []) throws -> Probe {
+        var args = ["-v", "error", "-of", "json", "-show_format", "-show_streams", "-count_packets"]
+        if packets { args += ["-show_packets"] }
+        let r = try run("ffprobe", args + extra + [path])
+        XCTAssertEqual(r.status, 0, "ffprobe failed on \(path): \(r.stderr)")
+        return try JSONDecoder().decode(Probe.self, from: r.stdout)
+    }
+
+    /// What `ffmpeg -v error -i FILE -f null -` prints: empty when the file decodes cleanly.
+    static func decodeErrors(_ path: String, inputOptions: [String] = []) throws -> String {
+        let r = try run("ffmpeg", ["-nostdin", "-v", "error"] + inputOptions + ["-i", path, "-f", "null", "-"])
+        return r.stderr + (r.status == 0 ? "" : "exit \(r.status)")
+    }
+
+    static func temporaryDirectory() throws -> String {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("livemux-tests-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        return dir.path
+    }
+}
+
+/// Drains a pipe on its own thread.
+final class PipeReader: @unchecked Sendable {
+    private var data = Data()
+    private let done = DispatchSemaphore(value: 0)
+    private let hasHandle: Bool
+
+    init(_ handle: FileHandle?) {
+        hasHandle = handle != nil
+        guard let handle else { return }
+        Thread.detachNewThread { [self] in
+            data = handle.readDataToEndOfFile()
+            done.signal()
+        }
+    }
+
+    func finish() -> Data {
+        if hasHandle { done.wait() }
+        return data
+    }
+}
+
+struct Probe: Decodable {
+    struct Stream: Decodable {
+        let index: Int
+        let codec_name: String?
+        let codec_type: String
+        let codec_tag_string: String?
+        let profile: String?
+        let width: Int?
+        let height: Int?
+        let r_frame_rate: String?
+        let sample_rate: String?
+        let channels: Int?
+        let extradata_size: Int?
+        let nb_read_packets: String?
+        var packetCount: Int { Int(nb_read_packets ?? "0") ?? 0 }
+    }
+    struct Format: Decodable {
+        let format_name: String
+        let duration: String?
+        let size: String?
+        var seconds: Double? { duration.flatMap(Double.init) }
+    }
+    struct Packet: Decodable {
+        let stream_index: Int
+        let dts: Int64?
+        let pts: Int64?
+        let dts_time: String?
+        let flags: String
+        let size: String
+    }
+    let streams: [Stream]
+    let format: Format
+    let packets: [Packet]?
+
+    func stream(_ type: String) -> Stream? { streams.first { $0.codec_type == type } }
+}
