@@ -42,12 +42,17 @@ public final class OutputContainer: @unchecked Sendable {
 
     public static func exists(formatName: String) -> Bool { av_guess_format(formatName, nil, nil) != nil }
 
-    /// Adds a stream carrying `parameters`; returns its index.
+    /// Adds a stream carrying `parameters`; returns its index. `codecTag` (a fourcc) overrides the
+    /// muxer's own choice, for codecs its tables lack.
     @discardableResult
-    public func addStream(_ parameters: CodecParameters, timeBase: Rational) throws -> Int {
+    public func addStream(_ parameters: CodecParameters, timeBase: Rational, codecTag: String? = nil) throws -> Int {
         guard let st = avformat_new_stream(context, nil) else { throw outOfMemory("avformat_new_stream") }
         try check(avcodec_parameters_copy(st.pointee.codecpar, parameters.pointer), "avcodec_parameters_copy")
-        st.pointee.codecpar.pointee.codec_tag = 0  // let the muxer choose its own tag
+        var tag: UInt32 = 0  // 0: let the muxer choose its own tag
+        if let c = codecTag.map({ Array($0.utf8) }), c.count == 4 {
+            tag = lm_mktag(CChar(bitPattern: c[0]), CChar(bitPattern: c[1]), CChar(bitPattern: c[2]), CChar(bitPattern: c[3]))
+        }
+        st.pointee.codecpar.pointee.codec_tag = tag
         st.pointee.time_base = timeBase.av
         return Int(st.pointee.index)
     }

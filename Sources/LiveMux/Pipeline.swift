@@ -142,7 +142,7 @@ public final class Pipeline: @unchecked Sendable {
     /// writes the trailers. Safe from any thread, any number of times.
     public func stop() {
         stopSignal.request()
-        for source in sources where source.isDevice { source.interrupt() }
+        for source in sources where source.isLive { source.interrupt() }
     }
 
     /// Waits until every thread has finished; throws the first failure.

@@ -33,15 +33,20 @@ final class RecordTests: XCTestCase {
     }
 
     func check(_ path: String, _ e: Expected, exactDuration: Bool = true) throws {
-        let p = try Tools.probe(path, packets: true, extra: e.decodeOptions)
+        let p = try Tools.probe(path, packets: true)
         let v = try XCTUnwrap(p.stream("video"))
         let a = try XCTUnwrap(p.stream("audio"))
-        XCTAssertEqual(v.codec_name, e.vcodec)
+        if e.vcodec == "hevc" {
+            // FFmpeg 5.1's ASF reader maps no HEVC tag, so ffprobe names no codec; the tag is checked.
+            XCTAssertEqual(v.codec_tag_string, "HEVC")
+        } else {
+            XCTAssertEqual(v.codec_name, e.vcodec)
+            XCTAssertNotNil(v.profile)
+            XCTAssertEqual(v.r_frame_rate, "\(e.fps)/1")
+        }
         XCTAssertEqual(v.width, e.width)
         XCTAssertEqual(v.height, e.height)
-        XCTAssertEqual(v.r_frame_rate, "\(e.fps)/1")
         XCTAssertGreaterThan(v.extradata_size ?? 0, 0, "video extradata")
-        XCTAssertNotNil(v.profile)
         XCTAssertEqual(a.codec_name, "aac")
         XCTAssertEqual(a.profile, "LC")
         XCTAssertEqual(a.sample_rate, String(e.sampleRate))
@@ -102,7 +107,7 @@ final class RecordTests: XCTestCase {
             XCTAssertEqual(r.status, 0, r.stderr)
             try check(path, Expected(), exactDuration: false)
             // Piped straight into ffprobe, the same.
-            let piped = try Tools.run("/bin/sh", ["-c", "'\(Tools.livemux)' record --no-realtime -q -t 3 --size 320x240 -f \(format) -o - | ffprobe -v error -of json -count_packets -show_streams -"])
+            let piped = try Tools.run("/bin/sh", ["-c", "'\(Tools.livemux)' record --no-realtime -q -t 3 --size 320x240 -f \(format) -o - | ffprobe -v error -of json -count_packets -show_streams -show_format -"])
             XCTAssertEqual(piped.status, 0, piped.stderr)
             let probe = try JSONDecoder().decode(Probe.self, from: piped.stdout)
             XCTAssertEqual(probe.stream("video")?.packetCount, 90)
@@ -175,7 +180,7 @@ final class RecordTests: XCTestCase {
 
     /// A closed stdout ends the run promptly with one clear line, not a crash or silence.
     func testClosedStandardOutput() throws {
-        let r = try Tools.run("/bin/bash", ["-c", "set -o pipefail; '\(Tools.livemux)' record -q --size 320x240 -f flv -o - | head -c 100000 > /dev/null"],
+        let r = try Tools.run("/bin/bash", ["-c", "set -o pipefail; timeout -s KILL 20 '\(Tools.livemux)' record -q --size 320x240 -f flv -o - | head -c 100000 > /dev/null"],
                               timeout: 20)
         XCTAssertNotEqual(r.status, 0)
         XCTAssertLessThan(r.seconds, 5)

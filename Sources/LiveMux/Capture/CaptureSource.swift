@@ -4,9 +4,9 @@ import FFmpeg
 /// clock, pace it (synthetic and file sources, when real time is asked for), and hand it to the
 /// encoder of its stream.
 ///
-/// The capture clock is in microseconds. A device's first frame is anchored at the monotonic time
-/// it arrived, so two devices share one clock; a synthetic or file source starts at zero, so its
-/// streams keep their relative timing and two such sources start together.
+/// The capture clock is in microseconds. A live device's first frame is anchored at the monotonic
+/// time it arrived, so two devices share one clock; a synthetic source (lavfi) or a file starts at
+/// zero, so its streams keep their relative timing and two such sources start together.
 final class CaptureSource: @unchecked Sendable {
     // Used by its capture thread only, except `interrupt()`.
     let spec: SourceSpec
@@ -41,10 +41,13 @@ final class CaptureSource: @unchecked Sendable {
             let decoder = try Decoder(parameters: stream.parameters, timeBase: stream.timeBase)
             routes[stream.index] = Route(stream: stream, decoder: decoder, kind: kind)
         }
-        paced = realtime && !device.isDevice
+        // lavfi is a libavdevice "device" too, but it makes frames as fast as it is asked.
+        isLive = device.isDevice && device.formatName != "lavfi"
+        paced = realtime && !isLive
     }
 
-    var isDevice: Bool { device.isDevice }
+    /// A camera, screen or microphone: it runs at its own pace, on the wall clock.
+    let isLive: Bool
     var streamKinds: [StreamKind] { routes.values.map(\.kind).sorted() }
 
     func attach(video: VideoEncoder?, audio: AudioEncoder?) {
@@ -103,7 +106,7 @@ final class CaptureSource: @unchecked Sendable {
                 time = (lastTime[route.kind] ?? 0) + 1
             } else {
                 let t = Timestamp.rescale(raw, from: route.stream.timeBase, to: .microseconds)
-                if offset == nil { offset = device.isDevice ? now - t : -t }
+                if offset == nil { offset = isLive ? now - t : -t }
                 time = t + offset!
             }
             lastTime[route.kind] = time

@@ -147,6 +147,7 @@ final class AudioEncoder: @unchecked Sendable {
             statistics.countEncoded(.audio, bytes: packet.size)
             let captured = captureTimes.first?.time ?? lastCaptureTime
             if !queue.push(EncodedPacket(stream: .audio, packet: packet, timeBase: encoder.timeBase, captureTime: captured)) {
+                isDone = true  // the mux queue was cancelled: nothing more is wanted
                 return false
             }
         }

@@ -91,6 +91,7 @@ final class VideoEncoder: @unchecked Sendable {
             let captured = captureTimes.removeValue(forKey: packet.pts) ?? 0
             statistics.countEncoded(.video, bytes: packet.size)
             if !queue.push(EncodedPacket(stream: .video, packet: packet, timeBase: encoder.timeBase, captureTime: captured)) {
+                isDone = true  // the mux queue was cancelled: nothing more is wanted
                 return false
             }
         }

@@ -33,10 +33,12 @@ final class ContainerWriter: @unchecked Sendable {
         }
         container = try OutputContainer(formatName: format.muxerName, seekable: seekable, options: options)
         for s in streams.sorted(by: { $0.kind < $1.kind }) {
-            guard OutputContainer.canCarry(s.parameters, formatName: format.muxerName) else {
+            // FFmpeg 5.1's ASF tables have no HEVC tag; `HEVC` is the fourcc players (VLC) map.
+            let hevcInASF = format == .asf && s.parameters.isHEVC
+            guard hevcInASF || OutputContainer.canCarry(s.parameters, formatName: format.muxerName) else {
                 throw LiveMuxError.unsupported("\(format.rawValue.uppercased()) cannot carry \(s.parameters.codecName) in FFmpeg 5.1")
             }
-            streamIndex[s.kind] = try container.addStream(s.parameters, timeBase: s.timeBase)
+            streamIndex[s.kind] = try container.addStream(s.parameters, timeBase: s.timeBase, codecTag: hevcInASF ? "HEVC" : nil)
         }
     }
 
