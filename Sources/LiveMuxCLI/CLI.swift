@@ -15,6 +15,8 @@ public enum CLI {
     COMMANDS
       record    capture from devices or test sources, encode (H.264/HEVC + AAC), mux live
                 try: livemux record -t 10 -o demo.asf   (then: ffplay demo.asf)
+      mux       mux already-encoded H.264/HEVC + AAC (files, elementary streams) without re-encoding
+                try: livemux mux --video clip.h264 --audio clip.aac -o clip.flv
 
     Run 'livemux <command> --help' for the options of a command.
     Exit codes: 0 success, 64 usage error, 1 failure, 130 cut short by a second signal.
@@ -45,8 +47,22 @@ public enum CLI {
                 Terminal.error(String(describing: error))
                 return ExitCode.failure.rawValue
             }
+        case "mux":
+            if rest.contains("-h") || rest.contains("--help") {
+                print(MuxCommand.help)
+                return ExitCode.success.rawValue
+            }
+            do {
+                return try mux(MuxCommand.parse(rest)).rawValue
+            } catch let error as UsageError {
+                Terminal.error(error.description)
+                return ExitCode.usage.rawValue
+            } catch {
+                Terminal.error(String(describing: error))
+                return ExitCode.failure.rawValue
+            }
         default:
-            Terminal.error("unknown command '\(command)' (commands: record; see livemux --help)")
+            Terminal.error("unknown command '\(command)' (commands: record, mux; see livemux --help)")
             return ExitCode.usage.rawValue
         }
     }
@@ -64,6 +80,27 @@ public enum CLI {
         defer { progress?.finish() }
         do {
             try pipeline.wait()
+        } catch {
+            progress?.finish()
+            Terminal.error(Self.describe(error))
+            return .failure
+        }
+        return .success
+    }
+
+    static func mux(_ cmd: MuxCommand) throws -> ExitCode {
+        (cmd.verbose ? LogLevel.verbose : cmd.quiet ? .quiet : .errors).apply()
+        let job = try FileMuxJob(cmd.configuration) { message in
+            if !cmd.quiet { Terminal.warning(message) }
+        }
+        let signals = SignalHandling { job.stop() }
+        defer { signals.cancel() }
+        let progress = cmd.quiet ? nil : ProgressLine { job.statisticsSnapshot }
+        job.start()
+        progress?.start()
+        defer { progress?.finish() }
+        do {
+            try job.wait()
         } catch {
             progress?.finish()
             Terminal.error(Self.describe(error))
