@@ -75,7 +75,11 @@ final class VideoNormalizer {
     func process(_ bytes: [UInt8], isKeyframe: Bool) throws -> Output {
         guard !bytes.isEmpty else { throw Problem.unreadable("empty packet") }
         var annexB: [UInt8]
-        if AnnexB.hasStartCode(bytes) {
+        // `00 00 01` also begins a 4-byte length of 256…511, so a packet whose lengths tile it
+        // exactly is length-prefixed; only `00 00 00 01` is unambiguous (no 1-byte NAL unit exists).
+        let lengthPrefixed = AnnexB.fromLengthPrefixed(bytes, lengthSize: lengthSize)
+        let startCode = AnnexB.hasStartCode(bytes) && (lengthPrefixed == nil || bytes[2] == 0)
+        if startCode {
             annexB = bytes
         } else if let filter = recordFilter {
             let packet = try Packet(copying: bytes)
@@ -83,7 +87,7 @@ final class VideoNormalizer {
             let out: [Packet]
             do { out = try filter.filter(packet) } catch { throw Problem.unreadable("length-prefixed packet does not parse (\(error))") }
             annexB = out.flatMap(\.bytes)
-        } else if let converted = AnnexB.fromLengthPrefixed(bytes, lengthSize: lengthSize) {
+        } else if let converted = lengthPrefixed {
             annexB = converted
         } else {
             throw Problem.unreadable("neither Annex B (no start code) nor length-prefixed NAL units")
