@@ -89,7 +89,8 @@ public enum CLI {
     }
 
     static func mux(_ cmd: MuxCommand) throws -> ExitCode {
-        (cmd.verbose ? LogLevel.verbose : cmd.quiet ? .quiet : .errors).apply()
+        // Probing bad input makes FFmpeg log decoder noise; our own error line says what matters.
+        (cmd.verbose ? LogLevel.verbose : .quiet).apply()
         let job = try FileMuxJob(cmd.configuration) { message in
             if !cmd.quiet { Terminal.warning(message) }
         }

@@ -11,6 +11,9 @@ final class AudioNormalizer {
     /// The AudioSpecificConfig; nil until known (ADTS input before its first frame).
     private(set) var extradata: [UInt8]?
     private var adtsFilter: BitstreamFilter?
+    /// Fixed by the first packet: a stream does not switch between ADTS and raw frames, so a
+    /// packet of the other kind is damage (a lost ADTS header), not a new packaging.
+    private var isADTS: Bool?
 
     enum Problem: Error {
         case unreadable(String)
@@ -29,7 +32,16 @@ final class AudioNormalizer {
     /// Normalizes one buffer: an ADTS buffer may hold several frames; a raw buffer is one frame.
     func process(_ bytes: [UInt8]) throws -> [Packet] {
         guard !bytes.isEmpty else { throw Problem.unreadable("empty packet") }
-        if ADTSHeader.startsADTS(bytes) { return try adts(bytes) }
+        let looksADTS = ADTSHeader.startsADTS(bytes)
+        if let isADTS, isADTS != looksADTS {
+            throw Problem.unreadable(isADTS ? "no ADTS header in an ADTS stream" : "an ADTS header in a stream of raw frames")
+        }
+        if looksADTS {
+            let frames = try adts(bytes)
+            isADTS = true
+            return frames
+        }
+        isADTS = false
         if extradata == nil {
             guard let config = AudioSpecificConfig.make(sampleRate: sampleRate, channels: channels) else {
                 throw LiveMuxError.input("raw AAC at \(sampleRate) Hz with \(channels) channels has no AudioSpecificConfig:"
