@@ -118,6 +118,12 @@ final class MuxTests: XCTestCase {
         XCTAssertEqual(missing.status, 1)
         XCTAssertTrue(missing.stderr.contains("does not exist"), missing.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: "\(dir)/x.asf"), "nothing created on bad input")
+        try ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30", "-t", "0.2", "-c:v", "libx265",
+                    "-x265-params", "log-level=none", "-f", "hevc", "\(dir)/v.hevc"])
+        let hevc = try Tools.livemux(["mux", "--video", "\(dir)/v.hevc", "-o", "\(dir)/h.flv"])
+        XCTAssertEqual(hevc.status, 1)
+        XCTAssertEqual(hevc.stderr, "error: FLV cannot carry HEVC with FFmpeg 5.1: use -f asf for HEVC\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "\(dir)/h.flv"))
     }
 
     /// Random bytes where video should be: a clear error or a clean run, never a crash.
@@ -137,5 +143,22 @@ final class MuxTests: XCTestCase {
                 XCTAssertEqual(try Tools.decodeErrors("\(dir)/\(name).asf"), "")
             }
         }
+    }
+
+    /// Examples/MuxFiles depends on LiveMux by path and uses only its public API.
+    func testExamplePackageBuildsAndRuns() throws {
+        try makeSources()
+        let root = Tools.packageRoot.path
+        let scratch = "\(root)/.build/examples"
+        let build = try Tools.run("/usr/bin/env", ["swift", "build", "--package-path", "\(root)/Examples/MuxFiles", "--scratch-path", scratch],
+                                  timeout: 600)
+        XCTAssertEqual(build.status, 0, build.stderr + build.stdoutText)
+        let out = "\(dir)/example.flv"
+        let r = try Tools.run("\(scratch)/debug/MuxFiles", ["\(dir)/v.h264", "\(dir)/a.aac", out, "30"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdoutText.contains("muxed 60 video"), r.stdoutText)
+        XCTAssertEqual(try Tools.decodeErrors(out), "")
+        XCTAssertEqual(try frameHashes(out, stream: "v"), try frameHashes("\(dir)/src.mp4", stream: "v"))
+        XCTAssertEqual(try frameHashes(out, stream: "a"), try frameHashes("\(dir)/a.aac", stream: "a"))
     }
 }
