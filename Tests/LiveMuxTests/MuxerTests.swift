@@ -194,6 +194,7 @@ final class MuxerAPITests: XCTestCase {
             var bytes = p.bytes
             if i == 3 { bytes.removeLast(10) }  // the header's length now runs past the end
             if i == 4 { bytes = Array(bytes.dropFirst(2)) }  // no header at all
+            if i == 5 { bytes[2] = bytes[2] & ~0x3C | 3 << 2 }  // 48 kHz in a 44.1 kHz stream
             try muxer.addAudio(bytes, pts: Int64(i) * 1024, timescale: 44100)
         }
         try muxer.finish()
@@ -202,9 +203,10 @@ final class MuxerAPITests: XCTestCase {
         XCTAssertEqual(w[.unreadableVideo], 1)
         XCTAssertEqual(w[.timestampNotIncreasing], 1)
         XCTAssertEqual(w[.unreadableAudio], 2)
-        XCTAssertEqual(warnings.lines.count, 4, "one line per kind: \(warnings.lines)")
+        XCTAssertEqual(w[.audioParametersChanged], 1)
+        XCTAssertEqual(warnings.lines.count, 5, "one line per kind: \(warnings.lines)")
         XCTAssertEqual(try hashes(path, "v"), try hashes("\(dir)/src.mp4", "v"), "every good frame, nothing else")
-        XCTAssertEqual(try hashes(path, "a").count, adts.packets.count - 2)
+        XCTAssertEqual(try hashes(path, "a").count, adts.packets.count - 3)
         XCTAssertThrowsError(try muxer.addVideo(annexB.packets[0].bytes, pts: 100, isKeyframe: true), "finished")
     }
 

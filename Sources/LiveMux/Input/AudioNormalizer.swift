@@ -17,6 +17,8 @@ final class AudioNormalizer {
 
     enum Problem: Error {
         case unreadable(String)
+        /// An ADTS header with another rate or channel configuration than the stream's.
+        case parametersChanged
     }
 
     init(sampleRate: Int, channels: Int, extradata: [UInt8]?) throws {
@@ -66,6 +68,10 @@ final class AudioNormalizer {
             }
             guard header.objectType == 2 || header.objectType == 1 || header.objectType == 5 else {
                 throw Problem.unreadable("ADTS object type \(header.objectType) is not AAC")
+            }
+            if extradata != nil, isADTS == true,
+               header.sampleRate != sampleRate || header.channelConfiguration != (channels == 8 ? 7 : channels) {
+                throw Problem.parametersChanged
             }
             if adtsFilter == nil {
                 let p = try CodecParameters.aac(sampleRate: header.sampleRate ?? sampleRate,

@@ -242,6 +242,9 @@ public final class Muxer: @unchecked Sendable {
         let frames: [Packet]
         do {
             frames = try audio.process(bytes)
+        } catch AudioNormalizer.Problem.parametersChanged {
+            warn(.audioParametersChanged)
+            return
         } catch is AudioNormalizer.Problem {
             warn(.unreadableAudio)
             return
