@@ -4,6 +4,7 @@ import CFFmpeg
 /// `extract_extradata`, `aac_adtstoasc`. Used by one thread at a time (its owner holds a lock).
 public final class BitstreamFilter: @unchecked Sendable {
     private var context: UnsafeMutablePointer<AVBSFContext>?
+    /// The filter's name, for messages.
     public let name: String
 
     /// Opens the filter for a stream with `parameters` (their extradata is what the filter reads
@@ -37,6 +38,7 @@ public final class BitstreamFilter: @unchecked Sendable {
         try check(av_bsf_send_packet(context, packet?.pointer), "av_bsf_send_packet(\(name))")
     }
 
+    /// The next filtered packet, `.needsInput` when the filter wants another, `.endOfStream` after a drain.
     public func receive() throws -> Received<Packet> {
         let packet = Packet()
         let code = av_bsf_receive_packet(context, packet.pointer)

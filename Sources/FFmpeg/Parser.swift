@@ -9,11 +9,15 @@ public final class Parser: @unchecked Sendable {
 
     /// What the parser learned from one access unit.
     public struct Info: Sendable, Equatable {
+        /// Picture width; 0 when no SPS has been seen.
         public var width: Int
+        /// Picture height; 0 when no SPS has been seen.
         public var height: Int
+        /// True for an IDR/IRAP picture.
         public var isKeyframe: Bool
     }
 
+    /// A parser for H.264, or HEVC when `hevc` is true.
     public init(hevc: Bool) throws {
         let id = hevc ? AV_CODEC_ID_HEVC : AV_CODEC_ID_H264
         guard let p = av_parser_init(Int32(id.rawValue)) else {

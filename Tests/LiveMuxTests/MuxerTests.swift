@@ -254,7 +254,7 @@ final class MuxerAPITests: XCTestCase {
         XCTAssertEqual(all.filter { if case .media = $0.kind { return true } else { return false } }.count, 30)
         XCTAssertEqual(all.filter { if case .media(_, _, true) = $0.kind { return true } else { return false } }.count, 2)
         let path = "\(dir)/stream.flv"
-        FileManager.default.createFile(atPath: path, contents: Data(all.flatMap(\.bytes)))
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(all.flatMap(\.bytes))))
         XCTAssertEqual(try hashes(path, "v"), try hashes("\(dir)/src.mp4", "v"))
     }
 

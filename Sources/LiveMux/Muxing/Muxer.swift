@@ -322,8 +322,14 @@ public final class Muxer: @unchecked Sendable {
         if let f = muxThread?.failure { throw f }
     }
 
-    /// Stops at once: queued packets are dropped, the trailer is still written.
+    /// Stops at once: queued packets are dropped, the trailer is still written (call `finish()`
+    /// to wait for it). Packets added afterwards are refused.
     public func cancel() {
+        queue.cancel()
+    }
+
+    deinit {
+        // A muxer dropped without `finish()` must not leave its mux thread waiting forever.
         queue.cancel()
     }
 
@@ -352,8 +358,9 @@ public final class Muxer: @unchecked Sendable {
         stateLock.lock()
         let isFinished = finished
         stateLock.unlock()
+        // A mux thread failure shows when the queue refuses a packet (`enqueue`): reading it here
+        // would race with the mux thread.
         if isFinished { throw LiveMuxError.invalid("the muxer has finished: packets can no longer be added") }
-        if let f = muxThread?.failure { throw f }
     }
 
     private func parameters(of v: VideoNormalizer) throws -> CodecParameters {
@@ -393,7 +400,9 @@ public final class Muxer: @unchecked Sendable {
         }
         stateLock.unlock()
         for p in packets where !queue.push(p) {
-            throw muxThread?.failure ?? LiveMuxError.output("the muxer was stopped")
+            // The queue refuses only after cancel(); MuxThread sets `failure` before cancelling,
+            // and the queue's lock orders that write before this read.
+            throw muxThread?.failure ?? LiveMuxError.output("the muxer was stopped (cancel() or a failed sink)")
         }
     }
 
