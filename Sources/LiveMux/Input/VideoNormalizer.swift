@@ -15,7 +15,7 @@ final class VideoNormalizer {
     private(set) var extradata: [UInt8]?
     private(set) var width: Int
     private(set) var height: Int
-    /// Set when the parameter sets changed since the last packet handed out.
+    /// Bytes in each NAL length of length-prefixed packets (from the record; 4 without one).
     private var lengthSize = 4
     private var recordFilter: BitstreamFilter?
     private let extractor: BitstreamFilter
