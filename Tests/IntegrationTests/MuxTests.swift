@@ -161,4 +161,13 @@ final class MuxTests: XCTestCase {
         XCTAssertEqual(try frameHashes(out, stream: "v"), try frameHashes("\(dir)/src.mp4", stream: "v"))
         XCTAssertEqual(try frameHashes(out, stream: "a"), try frameHashes("\(dir)/a.aac", stream: "a"))
     }
+
+    /// A reader that closes stdout early stops the mux with one clear line and exit 1.
+    func testClosedStdoutStopsTheMux() throws {
+        try makeSources()
+        let script = "'\(Tools.livemux)' mux -q --input '\(dir)/src.mp4' -f flv -o - | head -c 1000 > /dev/null; exit ${PIPESTATUS[0]}"
+        let r = try Tools.run("/bin/bash", ["-c", script])
+        XCTAssertEqual(r.status, 1, r.stderr)
+        XCTAssertEqual(r.stderr, "error: stdout was closed by its reader; stopped recording\n")
+    }
 }

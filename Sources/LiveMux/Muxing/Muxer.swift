@@ -111,8 +111,9 @@ public final class Muxer: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
     private let delivery: CallbackSink
 
-    /// Every chunk, in order, ending after the trailer. Chunks are buffered only once this has been
-    /// read, so a muxer used through `onChunk` or sinks keeps nothing in memory.
+    /// Every chunk, in order, ending after the trailer, for a muxer made with `onChunk` or without
+    /// sinks (with sinks only, it just ends at `finish()`). Chunks are buffered only once this has
+    /// been read, so a muxer used through `onChunk` keeps nothing in memory.
     public var chunks: AsyncStream<Chunk> { delivery.requestStream() }
 
     /// Creates a muxer. Nothing is written until every stream's parameters are known.
@@ -150,7 +151,9 @@ public final class Muxer: @unchecked Sendable {
         if audio != nil { kinds.append(.audio) }
         queue = MuxQueue(streams: kinds, capacity: queueCapacity)
         delivery = CallbackSink(onChunk)
-        self.sinks = sinks + [delivery]
+        // The callback route counts as a destination only when it is one: with sinks and no
+        // onChunk, a failed sink (a closed stdout) must stop the muxer, not leave it running for nobody.
+        self.sinks = onChunk != nil || sinks.isEmpty ? sinks + [delivery] : sinks
         if let v = self.video, v.isReady { videoParameters = try parameters(of: v) }
         if let a = self.audio, a.isReady { audioParameters = try parameters(of: a) }
     }
