@@ -52,7 +52,8 @@ public enum CLI {
     }
 
     static func record(_ cmd: RecordCommand) throws -> ExitCode {
-        (cmd.verbose ? LogLevel.verbose : cmd.quiet ? .quiet : .errors).apply()
+        // FFmpeg's own log only with -v: our errors already carry its message, in one line.
+        (cmd.verbose ? LogLevel.verbose : .quiet).apply()
         let pipeline = try Pipeline(cmd.configuration, quiet: cmd.quiet) { message in
             if !cmd.quiet { Terminal.warning(message) }
         }
