@@ -44,7 +44,8 @@ public final class Pipeline: @unchecked Sendable {
             }
         }
 
-        let queue = MuxQueue(streams: kinds, capacity: config.queueCapacity)
+        let queue = MuxQueue(streams: kinds, capacity: config.queueCapacity,
+                             singleProducer: sources.count == 1 && kinds.count > 1)
         let timeline = Timeline(videoSetsBase: wantVideo)
         let video = try wantVideo ? VideoEncoder(settings: config.video, timeline: timeline, queue: queue,
                                                  statistics: statistics, duration: config.duration, quiet: quiet) : nil

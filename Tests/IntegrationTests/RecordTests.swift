@@ -200,6 +200,11 @@ final class RecordTests: XCTestCase {
         XCTAssertEqual(try Tools.decodeErrors(v), "")
     }
 
+    /// Separate sources fill the queues at different speeds: the one ahead waits, nothing is dropped.
+    func testSmallQueuesLoseNothing() throws {
+        _ = try record("small-queue.flv", Expected(seconds: 2), extra: ["--queue-size", "4"])
+    }
+
     /// One input carrying both streams, as with lavfi's avsynctest.
     func testCombinedInput() throws {
         let path = "\(dir)/sync.asf"
