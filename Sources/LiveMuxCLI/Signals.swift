@@ -17,11 +17,12 @@ final class SignalHandling: @unchecked Sendable {
         for sig in [SIGINT, SIGTERM] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-            source.setEventHandler { [unowned self] in
-                received += 1
-                if received == 1 {
-                    onFirst()
-                } else {
+            source.setEventHandler { [unowned self, source] in
+                // Signals that arrive together are delivered as one event; `data` counts them.
+                let first = received == 0
+                received += Int(source.data)
+                if first { onFirst() }
+                if received > 1 {
                     Terminal.error("interrupted again: exiting without finishing the outputs")
                     exit(130)
                 }
