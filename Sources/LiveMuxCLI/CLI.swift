@@ -22,6 +22,7 @@ public enum CLI {
 
     public static func main(_ arguments: [String]) -> Int32 {
         SignalHandling.ignoreBrokenPipe()
+        SignalHandling.blockStopSignals()
         guard let command = arguments.first else {
             Terminal.write(help + "\n")
             return ExitCode.usage.rawValue
@@ -57,8 +58,7 @@ public enum CLI {
         let pipeline = try Pipeline(cmd.configuration, quiet: cmd.quiet) { message in
             if !cmd.quiet { Terminal.warning(message) }
         }
-        let signals = SignalHandling { pipeline.stop() }
-        defer { signals.cancel() }
+        _ = SignalHandling { pipeline.stop() }
         let progress = cmd.quiet ? nil : ProgressLine(pipeline: pipeline)
         pipeline.start()
         progress?.start()
