@@ -10,6 +10,7 @@ import FFmpeg
 public final class Pipeline: @unchecked Sendable {
     // The fields are set in init and then only read; the threads own their parts.
     private let sources: [CaptureSource]
+    private let encoderThreads: [EncoderThread]
     private let queue: MuxQueue
     private let muxThread: MuxThread
     private let stopSignal = StopSignal()
@@ -44,16 +45,14 @@ public final class Pipeline: @unchecked Sendable {
             }
         }
 
-        let queue = MuxQueue(streams: kinds, capacity: config.queueCapacity)
+        if sources.contains(where: \.isLive) { sources.forEach { $0.shareClockWithLiveInput() } }
+        let queue = MuxQueue(streams: kinds, capacity: config.queueCapacity,
+                             singleProducer: sources.count == 1 && kinds.count > 1)
         let timeline = Timeline(videoSetsBase: wantVideo)
         let video = try wantVideo ? VideoEncoder(settings: config.video, timeline: timeline, queue: queue,
                                                  statistics: statistics, duration: config.duration, quiet: quiet) : nil
         let audio = try wantAudio ? AudioEncoder(settings: config.audio, timeline: timeline, queue: queue,
                                                  statistics: statistics, duration: config.duration) : nil
-        for source in sources {
-            let ks = source.streamKinds
-            source.attach(video: ks.contains(.video) ? video : nil, audio: ks.contains(.audio) ? audio : nil)
-        }
         var streams: [ContainerWriter.StreamDescription] = []
         if let video { streams.append(try video.streamDescription()) }
         if let audio { streams.append(try audio.streamDescription()) }
@@ -81,7 +80,15 @@ public final class Pipeline: @unchecked Sendable {
             case .standardOutput: outputs[index].sinks.append(StandardOutputSink())
             }
         }
+        // Video encodes on a thread of its own, overlapping capture; audio is cheap enough to
+        // encode on its capture thread.
+        let videoConsumer = video.map { EncoderThread($0, name: "livemux-encode-video") }
+        for source in sources {
+            let ks = source.streamKinds
+            source.attach(video: ks.contains(.video) ? videoConsumer : nil, audio: ks.contains(.audio) ? audio : nil)
+        }
         self.sources = sources
+        encoderThreads = videoConsumer.map { [$0] } ?? []
         self.queue = queue
         muxThread = MuxThread(outputs: outputs, queue: queue, statistics: statistics, report: report)
     }
@@ -107,6 +114,7 @@ public final class Pipeline: @unchecked Sendable {
         guard !started else { return }
         started = true
         spawn("livemux-mux") { [muxThread] in muxThread.run() }
+        encoderThreads.forEach { $0.start() }
         for (i, source) in sources.enumerated() {
             spawn("livemux-capture-\(i)") { [self] in
                 do {

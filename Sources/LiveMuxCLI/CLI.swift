@@ -24,6 +24,7 @@ public enum CLI {
 
     public static func main(_ arguments: [String]) -> Int32 {
         SignalHandling.ignoreBrokenPipe()
+        SignalHandling.blockStopSignals()
         guard let command = arguments.first else {
             Terminal.write(help + "\n")
             return ExitCode.usage.rawValue
@@ -68,12 +69,12 @@ public enum CLI {
     }
 
     static func record(_ cmd: RecordCommand) throws -> ExitCode {
-        (cmd.verbose ? LogLevel.verbose : cmd.quiet ? .quiet : .errors).apply()
+        // FFmpeg's own log only with -v: our errors already carry its message, in one line.
+        (cmd.verbose ? LogLevel.verbose : .quiet).apply()
         let pipeline = try Pipeline(cmd.configuration, quiet: cmd.quiet) { message in
             if !cmd.quiet { Terminal.warning(message) }
         }
-        let signals = SignalHandling { pipeline.stop() }
-        defer { signals.cancel() }
+        _ = SignalHandling { pipeline.stop() }
         let progress = cmd.quiet ? nil : ProgressLine(pipeline: pipeline)
         pipeline.start()
         progress?.start()

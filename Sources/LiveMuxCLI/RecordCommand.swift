@@ -1,3 +1,4 @@
+import Foundation
 import LiveMux
 
 /// `livemux record`: parses its options into a `RecordConfiguration`.
@@ -41,8 +42,8 @@ struct RecordCommand {
 
     OUTPUT
       -o FILE|-             where to write; '-' is stdout (a streamable container). Repeatable.
-      -f asf|flv            container of the outputs that follow (or of earlier ones without -f);
-                            default: from the file name (.asf, .flv), else asf
+      -f asf|flv            container of the next -o (after the last -o: of that one);
+                            default: from the file name (.asf, .flv); stdout: asf
       -t SECONDS            stop after this much media (default: until SIGINT or SIGTERM)
 
     DISPLAY
@@ -100,14 +101,13 @@ struct RecordCommand {
             case "--channels", "-ac": c.audio.channels = try Values.integer(try reader.value(for: opt), option: opt.name, range: 1...2)
             case "--abitrate", "-b:a": c.audio.bitRate = try Values.bitRate(try reader.value(for: opt), option: opt.name)
             case "-f", "--format":
-                let f = try Values.choice(try reader.value(for: opt), option: opt.name, as: ContainerFormat.self)
-                // A -f after the outputs names the format of those that have none yet.
-                for i in outputs.indices where outputs[i].1 == nil { outputs[i].1 = f }
-                pendingFormat = f
+                // Like ffmpeg, -f names the container of the next -o.
+                pendingFormat = try Values.choice(try reader.value(for: opt), option: opt.name, as: ContainerFormat.self)
             case "-o", "--output":
                 let o = try reader.value(for: opt)
                 guard !o.isEmpty else { throw UsageError("-o needs a file name or - for stdout") }
                 outputs.append((o, pendingFormat))
+                pendingFormat = nil
             case "-t", "--duration": c.duration = try Values.seconds(try reader.value(for: opt), option: opt.name)
             case "-q", "--quiet": cmd.quiet = true
             case "-v", "--verbose": cmd.verbose = true
@@ -117,6 +117,11 @@ struct RecordCommand {
             }
         }
         guard !outputs.isEmpty else { throw UsageError("no output: give -o FILE or -o - for stdout") }
+        // A -f after the last -o names that output's container (`-o - -f flv`).
+        if let f = pendingFormat {
+            guard outputs[outputs.count - 1].1 == nil else { throw UsageError("-f \(f.rawValue) after the last -o has no output to apply to") }
+            outputs[outputs.count - 1].1 = f
+        }
         if !c.recordVideo && !c.recordAudio { throw UsageError("--no-video and --no-audio together leave nothing to record") }
         if inputSpec != nil && (videoSpec != nil || audioSpec != nil) {
             throw UsageError("--input carries both streams: use it alone, or --video and --audio instead")
@@ -150,10 +155,30 @@ struct RecordCommand {
         for o in c.outputs where c.recordVideo && !o.format.carries(c.video.codec) {
             throw UsageError("\(o.format.rawValue.uppercased()) cannot carry \(c.video.codec.rawValue.uppercased()) with FFmpeg 5.1: use -f asf for HEVC, or --vcodec h264 for FLV")
         }
+        try Self.checkFiles(c)
         if c.outputs.filter({ $0.destination == .standardOutput }).count > 1 {
             throw UsageError("stdout can take only one output (-o - appears twice)")
         }
         cmd.configuration = c
         return cmd
+    }
+
+    /// Output files that cannot work: a directory, the input itself, one file named twice.
+    static func checkFiles(_ c: RecordConfiguration) throws {
+        func canonical(_ path: String) -> String {
+            URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL.path
+        }
+        let inputs = [c.input, c.videoSource, c.audioSource].compactMap { $0 }.filter { $0.format == nil }.map { canonical($0.url) }
+        var seen = Set<String>()
+        for o in c.outputs {
+            guard case .file(let path) = o.destination else { continue }
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+                throw UsageError("-o \(path) is a directory: give a file name such as \(path)/out.\(o.format.rawValue)")
+            }
+            let key = canonical(path)
+            if inputs.contains(key) { throw UsageError("-o \(path) is also the input: recording over it would destroy it; choose another file") }
+            if !seen.insert(key).inserted { throw UsageError("two outputs write to \(path): give each -o its own file") }
+        }
     }
 }

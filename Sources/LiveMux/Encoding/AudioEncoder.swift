@@ -4,7 +4,7 @@ import FFmpeg
 /// trims what was captured before the timeline's start sample-accurately, collects whole encoder
 /// frames in a FIFO, and stamps every frame from the running sample count, so no rate drifts by
 /// rounding. Runs on its capture thread.
-final class AudioEncoder: @unchecked Sendable {
+final class AudioEncoder: FrameConsumer, @unchecked Sendable {
     // Used by one capture thread only.
     let settings: AudioSettings
     private let encoder: Encoder

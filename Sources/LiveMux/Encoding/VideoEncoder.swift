@@ -3,7 +3,7 @@ import FFmpeg
 /// Turns captured video frames into encoded packets on the shared timeline: places each frame on
 /// the output frame grid, converts it with libswscale, encodes it and queues the packets.
 /// Runs on its capture thread.
-final class VideoEncoder: @unchecked Sendable {
+final class VideoEncoder: FrameConsumer, @unchecked Sendable {
     // Used by one capture thread only.
     let settings: VideoSettings
     private let encoder: Encoder
