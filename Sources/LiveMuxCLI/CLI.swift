@@ -95,8 +95,7 @@ public enum CLI {
         let job = try FileMuxJob(cmd.configuration) { message in
             if !cmd.quiet { Terminal.warning(message) }
         }
-        let signals = SignalHandling { job.stop() }
-        defer { signals.cancel() }
+        _ = SignalHandling { job.stop() }
         let progress = cmd.quiet ? nil : ProgressLine { job.statisticsSnapshot }
         job.start()
         progress?.start()

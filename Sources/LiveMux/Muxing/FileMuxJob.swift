@@ -108,7 +108,8 @@ public final class FileMuxJob: @unchecked Sendable {
         let seekable: Bool
         if case .file = c.output { seekable = true } else { seekable = false }
         muxer = try Muxer(format: c.format, video: videoDescription, audio: audioDescription,
-                          sinks: [sink], seekable: seekable, onWarning: report)
+                          sinks: [sink], seekable: seekable,
+                          singleProducer: readers.count == 1, onWarning: report)
         self.readers = readers
     }
 

@@ -126,10 +126,14 @@ public final class Muxer: @unchecked Sendable {
     ///   - seekable: true when every destination applies the trailer's updates to earlier bytes (a
     ///     file: the header then gets the true duration and ASF an index); false for a stream.
     ///   - queueCapacity: packets each stream may queue before `add…` waits for the mux thread.
+    ///   - singleProducer: true when one thread may add both streams' packets (then a stream
+    ///     that gets `queueCapacity` packets ahead is released rather than waiting forever for
+    ///     the other); false when each stream has its own thread (the one ahead waits).
     ///   - onChunk: called on the mux thread with every chunk; must not block for long.
     ///   - onWarning: called with a line the first time each kind of bad packet is dropped.
     public init(format: ContainerFormat, video: VideoStreamDescription?, audio: AudioStreamDescription?,
                 sinks: [ChunkSink] = [], seekable: Bool = false, queueCapacity: Int = 256,
+                singleProducer: Bool = true,
                 onChunk: (@Sendable (Chunk) -> Void)? = nil,
                 onWarning: @escaping @Sendable (String) -> Void = { _ in }) throws {
         guard video != nil || audio != nil else { throw LiveMuxError.invalid("a muxer needs a video or an audio stream") }
@@ -149,7 +153,7 @@ public final class Muxer: @unchecked Sendable {
         var kinds: [StreamKind] = []
         if video != nil { kinds.append(.video) }
         if audio != nil { kinds.append(.audio) }
-        queue = MuxQueue(streams: kinds, capacity: queueCapacity)
+        queue = MuxQueue(streams: kinds, capacity: queueCapacity, singleProducer: singleProducer)
         delivery = CallbackSink(onChunk)
         // The callback route counts as a destination only when it is one: with sinks and no
         // onChunk, a failed sink (a closed stdout) must stop the muxer, not leave it running for nobody.
