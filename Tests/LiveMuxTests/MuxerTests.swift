@@ -106,7 +106,8 @@ final class MuxerAPITests: XCTestCase {
              audio: AudioStreamDescription?, _ a: [(bytes: [UInt8], key: Bool)], name: String,
              extraDataPacket: [UInt8]? = nil) throws -> (path: String, muxer: Muxer) {
         let path = "\(dir)/\(name)"
-        let muxer = try Muxer(format: format, video: video, audio: audio, sinks: [try FileSink(path: path)], seekable: true)
+        let muxer = try Muxer(format: format, video: video, audio: audio, sinks: [try FileSink(path: path)], seekable: true,
+                              singleProducer: false)
         // Video and audio from two threads, as an app's capture callbacks would.
         let group = DispatchGroup()
         let errors = ErrorBox()

@@ -71,6 +71,7 @@ do {
                           video: VideoStreamDescription(codec: .h264),  // size and SPS/PPS come in-band
                           audio: AudioStreamDescription(sampleRate: 48000, channels: 2),  // ADTS headers win
                           sinks: [try FileSink(path: args[3])], seekable: true,
+                          singleProducer: false,  // a thread per stream (below)
                           onWarning: { FileHandle.standardError.write("warning: \($0)\n".data(using: .utf8)!) })
     // Two threads, like an app's video and audio encoder callbacks.
     let group = DispatchGroup()
