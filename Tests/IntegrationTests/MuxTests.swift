@@ -175,4 +175,24 @@ final class MuxTests: XCTestCase {
         XCTAssertEqual(r.status, 1, r.stderr)
         XCTAssertEqual(r.stderr, "error: stdout was closed by its reader; stopped recording\n")
     }
+
+    /// Length-prefixed input with a record: HEVC (hvcC) from MP4 into ASF, and H.264 with
+    /// B-frames (pts ≠ dts) from MP4 into FLV. Decoded frames equal the source's.
+    func testHVCCAndBFramesFromMP4() throws {
+        try ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30", "-t", "1", "-c:v", "libx265",
+                    "-x265-params", "log-level=none:bframes=0:keyint=15", "-tag:v", "hvc1", "\(dir)/hevc.mp4"])
+        try ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30", "-t", "1", "-c:v", "libx264", "-bf", "2", "-g", "15", "\(dir)/bf.mp4"])
+        let a = try Tools.livemux(["mux", "-q", "--input", "\(dir)/hevc.mp4", "-o", "\(dir)/hevc.asf"])
+        XCTAssertEqual(a.status, 0, a.stderr)
+        XCTAssertEqual(try frameHashes("\(dir)/hevc.asf", stream: "v", inputOptions: ["-vcodec", "hevc"]),
+                       try frameHashes("\(dir)/hevc.mp4", stream: "v"))
+        XCTAssertEqual(try Tools.decodeErrors("\(dir)/hevc.asf", inputOptions: ["-vcodec", "hevc"]), "")
+        let b = try Tools.livemux(["mux", "-q", "--input", "\(dir)/bf.mp4", "-o", "\(dir)/bf.flv"])
+        XCTAssertEqual(b.status, 0, b.stderr)
+        XCTAssertEqual(try frameHashes("\(dir)/bf.flv", stream: "v"), try frameHashes("\(dir)/bf.mp4", stream: "v"))
+        XCTAssertEqual(try frameHashes("\(dir)/bf.flv", stream: "v").count, 30)
+        XCTAssertEqual(try Tools.decodeErrors("\(dir)/bf.flv"), "")
+        let p = try Tools.probe("\(dir)/bf.flv", packets: true)
+        XCTAssertTrue((p.packets ?? []).contains { $0.pts != $0.dts }, "B-frames keep their composition offsets")
+    }
 }
