@@ -12,6 +12,7 @@ public final class Pipeline: @unchecked Sendable {
     private let sources: [CaptureSource]
     private let queue: MuxQueue
     private let muxThread: MuxThread
+    private let timeline: Timeline
     private let stopSignal = StopSignal()
     private let statistics = Statistics()
     private let group = DispatchGroup()
@@ -83,6 +84,7 @@ public final class Pipeline: @unchecked Sendable {
         }
         self.sources = sources
         self.queue = queue
+        self.timeline = timeline
         muxThread = MuxThread(outputs: outputs, queue: queue, statistics: statistics, report: report)
     }
 
@@ -155,5 +157,11 @@ public final class Pipeline: @unchecked Sendable {
         if let failure = muxThread.failure { throw failure }
     }
 
-    public var statisticsSnapshot: StatisticsSnapshot { statistics.snapshot }
+    public var statisticsSnapshot: StatisticsSnapshot {
+        var s = statistics.snapshot
+        s.queueDepths = queue.depths
+        let drift = timeline.drift.status
+        (s.driftMs, s.avOffsetMs, s.driftCorrections) = (drift.driftMs, drift.offsetMs, drift.corrections)
+        return s
+    }
 }

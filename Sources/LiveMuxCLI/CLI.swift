@@ -53,6 +53,7 @@ public enum CLI {
 
     static func record(_ cmd: RecordCommand) throws -> ExitCode {
         (cmd.verbose ? LogLevel.verbose : cmd.quiet ? .quiet : .errors).apply()
+        let stats = try cmd.statsPath.map { try StatsWriter(path: $0) }
         let pipeline = try Pipeline(cmd.configuration, quiet: cmd.quiet) { message in
             if !cmd.quiet { Terminal.warning(message) }
         }
@@ -61,7 +62,9 @@ public enum CLI {
         let progress = cmd.quiet ? nil : ProgressLine(pipeline: pipeline)
         pipeline.start()
         progress?.start()
+        stats?.start(pipeline)
         defer { progress?.finish() }
+        defer { stats?.finish() }
         do {
             try pipeline.wait()
         } catch {

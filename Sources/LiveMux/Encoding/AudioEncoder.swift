@@ -25,6 +25,8 @@ final class AudioEncoder: @unchecked Sendable {
     private var captureTimes: [(sample: Int64, time: Int64)] = []
     private(set) var isDone = false
     private var lastCaptureTime: Int64 = 0
+    private var lastInputTime: Int64?
+    private var nextInputTime: Int64?
 
     init(settings: AudioSettings, timeline: Timeline, queue: MuxQueue, statistics: Statistics, duration: Double?) throws {
         self.settings = settings
@@ -48,9 +50,20 @@ final class AudioEncoder: @unchecked Sendable {
 
     /// Takes one captured frame (`time`: µs on the capture clock of its first sample). Returns
     /// false once the duration is reached.
-    func consume(_ frame: Frame, at time: Int64, capturedAt wallTime: Int64) throws -> Bool {
+    func consume(_ frame: Frame, at captureTime: Int64, capturedAt wallTime: Int64) throws -> Bool {
         guard !isDone else { return false }
         statistics.countInput(.audio)
+        // A timestamp that repeats or goes backwards is repaired: the frame follows the previous one.
+        // (Audio is stamped from the sample count anyway; capture times serve the start and the drift.)
+        var time = captureTime
+        if let expected = nextInputTime, let last = lastInputTime, time <= last {
+            statistics.countTimestampRepair(.audio)
+            time = expected
+        }
+        lastInputTime = time
+        if frame.sampleRate > 0 {
+            nextInputTime = time + Int64(frame.sampleCount) * 1_000_000 / Int64(frame.sampleRate)
+        }
         let base: Int64
         if let known = timeline.origin {
             base = known
@@ -81,6 +94,11 @@ final class AudioEncoder: @unchecked Sendable {
             }
             writeSample = start
             readSample = max(start, 0)
+        }
+        if writeSample! >= 0 {
+            // Where this frame lands against when it was captured: the audio clock's drift.
+            timeline.drift.audioObserved(timeline: Timestamp.rescale(writeSample!, from: Rational(1, Int32(settings.sampleRate)), to: .microseconds),
+                                         captured: time - base)
         }
         // Trim the part before the start of the timeline, and past the duration.
         let skip = Int(max(0, -writeSample!))

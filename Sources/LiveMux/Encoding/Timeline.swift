@@ -10,6 +10,8 @@ final class Timeline: @unchecked Sendable {
     private var base: Int64?
     /// Whether the video stream sets the base; if not, audio does.
     let videoSetsBase: Bool
+    /// How far the audio clock has moved from the capture clock; video follows it (audio is master).
+    let drift = ClockDrift()
 
     init(videoSetsBase: Bool) { self.videoSetsBase = videoSetsBase }
 

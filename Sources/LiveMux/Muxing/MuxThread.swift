@@ -17,8 +17,6 @@ final class MuxThread: @unchecked Sendable {
     private let report: @Sendable (String) -> Void
     /// The first failure: a muxer error, or every sink gone.
     private(set) var failure: Error?
-    /// Microseconds from capture to bytes handed to the sinks, one per media packet.
-    private(set) var latencies: [Int64] = []
 
     init(outputs: [Output], queue: MuxQueue, statistics: Statistics, report: @escaping @Sendable (String) -> Void) {
         self.outputs = outputs
@@ -46,7 +44,7 @@ final class MuxThread: @unchecked Sendable {
                     if i == 0 {
                         statistics.muxed(mediaTime: Double(packet.dts) * packet.timeBase.doubleValue, bytes: chunk.bytes.count)
                         if packet.captureTime > 0 {
-                            latencies.append(Timestamp.monotonicMicroseconds() - packet.captureTime)
+                            statistics.recordLatency(Timestamp.monotonicMicroseconds() - packet.captureTime)
                         }
                     }
                 } catch {
@@ -70,7 +68,10 @@ final class MuxThread: @unchecked Sendable {
 
     private func deliver(_ chunk: Chunk, to i: Int) {
         for sink in outputs[i].sinks {
-            do { try sink.write(chunk) } catch { dropSink(sink, of: i, error) }
+            do {
+                try sink.write(chunk)
+                statistics.outputWrote(sink.name, bytes: chunk.bytes.count)
+            } catch { dropSink(sink, of: i, error) }
         }
     }
 
