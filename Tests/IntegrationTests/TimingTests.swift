@@ -86,6 +86,31 @@ final class TimingTests: XCTestCase {
         XCTAssertEqual(bytes[path], size, "bytes handed to the file sink are the file's size")
     }
 
+    /// Frame 10 stamped like frame 5 and frame 20 like frame 19 (video), and one audio frame stamped
+    /// 2048 samples early: video frames dropped, the audio frame repaired, all counted; the file
+    /// is clean.
+    func testBackwardTimestampsAreRepairedOrDropped() throws {
+        let path = "\(dir)/r.asf", stats = "\(dir)/r.jsonl"
+        let r = try Tools.livemux(["record", "--no-realtime", "-q", "-t", "2", "--size", "160x120",
+                                   "--video", #"lavfi:testsrc2=size=160x120:rate=30,setpts=if(eq(N\,10)\,PTS-5\,if(eq(N\,20)\,PTS-1\,PTS))"#,
+                                   "--audio", #"lavfi:sine=sample_rate=48000,asetpts=if(eq(N\,24576)\,PTS-2048\,PTS)"#,
+                                   "--stats", stats, "-o", path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let last = try XCTUnwrap(Self.statsLines(stats).last)
+        let video = try XCTUnwrap(last["video"] as? [String: Any]), audio = try XCTUnwrap(last["audio"] as? [String: Any])
+        XCTAssertEqual(video["timestamp_repairs"] as? Int, 2)
+        XCTAssertEqual(video["dropped"] as? Int, 2)
+        XCTAssertEqual(audio["timestamp_repairs"] as? Int, 1)
+        XCTAssertEqual(audio["dropped"] as? Int, 0)
+        let p = try Tools.probe(path, packets: true)
+        for s in p.streams {
+            let dts = (p.packets ?? []).filter { $0.stream_index == s.index }.compactMap(\.dts)
+            XCTAssertEqual(zip(dts, dts.dropFirst()).filter { $0 >= $1 }.count, 0, "DTS of stream \(s.index) strictly increase")
+        }
+        XCTAssertEqual(try XCTUnwrap(p.stream("audio")).packetCount, 94, "no audio lost")
+        XCTAssertEqual(try Tools.decodeErrors(path), "")
+    }
+
     func testStatsToStderrAndBadPath() throws {
         let r = try Tools.livemux(["record", "--no-realtime", "-q", "-t", "1", "--size", "160x120", "--stats", "-", "-o", "\(dir)/e.asf"])
         XCTAssertEqual(r.status, 0, r.stderr)
