@@ -46,7 +46,7 @@ public final class Pipeline: @unchecked Sendable {
         }
 
         let queue = MuxQueue(streams: kinds, capacity: config.queueCapacity)
-        let timeline = Timeline(videoSetsBase: wantVideo)
+        let timeline = Timeline(videoSetsBase: wantVideo, separateThreads: config.input == nil)
         let video = try wantVideo ? VideoEncoder(settings: config.video, timeline: timeline, queue: queue,
                                                  statistics: statistics, duration: config.duration, quiet: quiet) : nil
         let audio = try wantAudio ? AudioEncoder(settings: config.audio, timeline: timeline, queue: queue,

@@ -53,6 +53,22 @@ final class ClockDriftTests: XCTestCase {
         XCTAssertEqual(d.status.corrections, 9)  // 300 ms / 33.3 ms, minus the ¾-frame hysteresis
     }
 
+    /// A sudden 1 s jump (an audio gap) is followed one step every 15 frames, not all at once.
+    func testAJumpIsFollowedGradually() {
+        let d = ClockDrift()
+        d.audioObserved(timeline: 0, captured: 0)
+        for _ in 0..<40 { d.audioObserved(timeline: 1_000_000, captured: 0) }
+        var steps: [Int] = []
+        var last: Int64 = 0
+        for frame in 0..<100 {
+            let c = d.videoCorrection(frameDuration: self.frame)
+            if c != last { steps.append(frame) }
+            last = c
+        }
+        XCTAssertEqual(zip(steps, steps.dropFirst()).map { $1 - $0 }.min(), ClockDrift.minimumSpacing)
+        XCTAssertEqual(steps.count, 7, "100 frames / 15")
+    }
+
     func testFollowsASlowAudioClockBackwards() {
         let d = ClockDrift()
         for i in 0...2812 {

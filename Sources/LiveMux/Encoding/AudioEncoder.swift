@@ -26,6 +26,7 @@ final class AudioEncoder: @unchecked Sendable {
     private(set) var isDone = false
     private var lastCaptureTime: Int64 = 0
     private var lastInputTime: Int64?
+    private var gaveUpWaiting = false
     private var nextInputTime: Int64?
 
     init(settings: AudioSettings, timeline: Timeline, queue: MuxQueue, statistics: Statistics, duration: Double?) throws {
@@ -72,15 +73,28 @@ final class AudioEncoder: @unchecked Sendable {
         } else {
             // Video has not started yet: hold on to the audio, it may overlap the first frame.
             waiting.append((try frame.reference(), time, wallTime))
-            if waiting.count > 500 { waiting.removeFirst(); statistics.countDropped(.audio) }
+            if waiting.count > 500 {
+                // Audio may run far ahead of a video source that is slow to start (a file or a
+                // synthetic source read as fast as possible, on its own thread). Dropping the
+                // oldest would lose the very samples around zero, so wait for video once, a while;
+                // only a video source that never starts gets the oldest dropped.
+                if !gaveUpWaiting, timeline.separateThreads, let base = timeline.waitForOrigin(upTo: 2) { return try appendWaiting(base: base) }
+                gaveUpWaiting = true
+                waiting.removeFirst()
+                statistics.countDropped(.audio)
+            }
             return true
         }
-        if !waiting.isEmpty {
-            let held = waiting
-            waiting = []
-            for (f, t, w) in held where try !append(f, at: t, base: base, capturedAt: w) { return false }
-        }
+        guard try appendWaiting(base: base) else { return false }
         return try append(frame, at: time, base: base, capturedAt: wallTime)
+    }
+
+    /// Appends the frames held while the base was unknown; false once the duration is reached.
+    private func appendWaiting(base: Int64) throws -> Bool {
+        let held = waiting
+        waiting = []
+        for (f, t, w) in held where try !append(f, at: t, base: base, capturedAt: w) { return false }
+        return true
     }
 
     private func append(_ frame: Frame, at time: Int64, base: Int64, capturedAt wallTime: Int64) throws -> Bool {

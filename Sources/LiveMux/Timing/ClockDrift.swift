@@ -8,7 +8,7 @@ import Foundation
 /// that frame lands on the timeline against when it was captured; the smoothed difference is the
 /// drift. The video encoder shifts its frames by a correction that follows the drift in whole
 /// frame steps, once the drift is more than 3/4 of a frame away from it (hysteresis, so jitter
-/// does not make it flap): a step forward leaves an empty slot, which the encoder fills by
+/// does not make it flap), at most one step every `minimumSpacing` frames: a step forward leaves an empty slot, which the encoder fills by
 /// duplicating a frame; a step back puts two frames on one slot, and the second is dropped.
 ///
 /// Locking: `lock` guards every field; the audio and video encoders may run on different threads.
@@ -19,6 +19,11 @@ final class ClockDrift: @unchecked Sendable {
     /// The shift (µs) applied to video frames: a whole number of frame durations.
     private var applied: Int64 = 0
     private var steps = 0
+    /// Video frames since the last step: steps are at least `minimumSpacing` frames apart, so a
+    /// sudden jump (an audio gap) is followed gradually rather than by a burst of drops.
+    private var framesSinceStep = Int.max
+    /// 15 frames (0.5 s at 30 fps) follow drifts up to ~6%; a crystal is off by far less.
+    static let minimumSpacing = 15
 
     /// Audio: a kept frame starts at `timeline` µs on the timeline and was captured `captured` µs
     /// after the timeline's base.
@@ -35,11 +40,13 @@ final class ClockDrift: @unchecked Sendable {
     func videoCorrection(frameDuration: Double) -> Int64 {
         lock.lock()
         defer { lock.unlock() }
+        framesSinceStep = framesSinceStep == .max ? .max : framesSinceStep + 1
         guard let d = drift else { return applied }
         let gap = d - Double(applied)
-        if abs(gap) > 0.75 * frameDuration {
+        if abs(gap) > 0.75 * frameDuration && framesSinceStep >= Self.minimumSpacing {
             applied += Int64((gap > 0 ? frameDuration : -frameDuration).rounded())
             steps += 1
+            framesSinceStep = 0
         }
         return applied
     }
