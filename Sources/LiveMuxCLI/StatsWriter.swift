@@ -46,7 +46,9 @@ final class StatsWriter: @unchecked Sendable {
     private func write() {
         guard !finished, let pipeline else { return }
         let s = pipeline.statisticsSnapshot
-        let line = s.jsonLine(previous: previous) + "\n"
+        // On a terminal, stderr also carries the progress line (rewritten in place): clear it first.
+        let clear = handle === FileHandle.standardError && Terminal.stderrIsTerminal ? "\r\u{1B}[K" : ""
+        let line = clear + s.jsonLine(previous: previous) + "\n"
         previous = s
         try? handle.write(contentsOf: Data(line.utf8))
     }
