@@ -140,7 +140,11 @@ public struct RecordingReport: Sendable {
         guard !packets.isEmpty, interval > 0 else { return [] }
         var buckets = [Double](repeating: 0, count: Int(duration / interval) + 1)
         for p in packets { buckets[min(buckets.count - 1, Int((p.dts - start) / interval))] += Double(p.size) }
-        return buckets.map { $0 * 8 / interval / 1000 }
+        // The last bucket covers only what is left of the duration (at least one packet's worth).
+        let lastWidth = max(duration - Double(buckets.count - 1) * interval, interval / 4)
+        return buckets.enumerated().map { i, bytes in
+            bytes * 8 / (i == buckets.count - 1 ? min(lastWidth, interval) : interval) / 1000
+        }
     }
 
     /// Intervals between keyframes of the video stream, in seconds.

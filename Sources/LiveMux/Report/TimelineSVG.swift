@@ -17,7 +17,7 @@ extension RecordingReport {
         let interval = duration > 20 ? 1.0 : 0.25
         let rates = bitrate(interval: interval)
         let peak = max(rates.max() ?? 0, 1)
-        let span = max(duration, interval)
+        let span = max(Double(rates.count) * interval, interval)  // whole buckets, so the last fits
         let x = { (t: Double) in left + (t - self.start) / span * plotWidth }
         out.append("<g id=\"bitrate\">")
         out.append("<text x=\"\(f(left))\" y=\"\(f(top1 - 8))\">bit rate (kbit/s, per \(interval) s of DTS); red: video keyframes</text>")
