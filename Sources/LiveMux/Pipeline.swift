@@ -13,6 +13,7 @@ public final class Pipeline: @unchecked Sendable {
     private let encoderThreads: [EncoderThread]
     private let queue: MuxQueue
     private let muxThread: MuxThread
+    private let timeline: Timeline
     private let stopSignal = StopSignal()
     private let statistics = Statistics()
     private let group = DispatchGroup()
@@ -48,7 +49,7 @@ public final class Pipeline: @unchecked Sendable {
         if sources.contains(where: \.isLive) { sources.forEach { $0.shareClockWithLiveInput() } }
         let queue = MuxQueue(streams: kinds, capacity: config.queueCapacity,
                              singleProducer: sources.count == 1 && kinds.count > 1)
-        let timeline = Timeline(videoSetsBase: wantVideo)
+        let timeline = Timeline(videoSetsBase: wantVideo, separateThreads: config.input == nil)
         let video = try wantVideo ? VideoEncoder(settings: config.video, timeline: timeline, queue: queue,
                                                  statistics: statistics, duration: config.duration, quiet: quiet) : nil
         let audio = try wantAudio ? AudioEncoder(settings: config.audio, timeline: timeline, queue: queue,
@@ -68,7 +69,11 @@ public final class Pipeline: @unchecked Sendable {
             if let i = outputs.firstIndex(where: { $0.writer.format == spec.format && $0.writer.seekable == seekable }) {
                 index = i
             } else {
-                outputs.append(.init(writer: try ContainerWriter(format: spec.format, seekable: seekable, streams: streams), sinks: []))
+                // Live (pipe) ASF gets small packets: a payload waits in the open ASF packet until
+                // later ones fill it, so 1400 bytes instead of 3200 cut that wait (docs/latency.md).
+                outputs.append(.init(writer: try ContainerWriter(format: spec.format, seekable: seekable, streams: streams,
+                                                                 asfPacketSize: seekable ? nil : RecordConfiguration.liveASFPacketSize),
+                                     sinks: []))
                 index = outputs.count - 1
             }
             sinksToOpen.append((index, spec.destination))
@@ -90,6 +95,7 @@ public final class Pipeline: @unchecked Sendable {
         self.sources = sources
         encoderThreads = videoConsumer.map { [$0] } ?? []
         self.queue = queue
+        self.timeline = timeline
         muxThread = MuxThread(outputs: outputs, queue: queue, statistics: statistics, report: report)
     }
 
@@ -163,5 +169,11 @@ public final class Pipeline: @unchecked Sendable {
         if let failure = muxThread.failure { throw failure }
     }
 
-    public var statisticsSnapshot: StatisticsSnapshot { statistics.snapshot }
+    public var statisticsSnapshot: StatisticsSnapshot {
+        var s = statistics.snapshot
+        s.queueDepths = queue.depths
+        let drift = timeline.drift.status
+        (s.driftMs, s.avOffsetMs, s.driftCorrections) = (drift.driftMs, drift.offsetMs, drift.corrections)
+        return s
+    }
 }

@@ -17,6 +17,7 @@ public enum CLI {
                 try: livemux record -t 10 -o demo.asf   (then: ffplay demo.asf)
       mux       mux already-encoded H.264/HEVC + AAC (files, elementary streams) without re-encoding
                 try: livemux mux --video clip.h264 --audio clip.aac -o clip.flv
+      report    read a recording back: streams, GOP, bit rate, interleaving; --svg timeline
 
     Run 'livemux <command> --help' for the options of a command.
     Exit codes: 0 success, 64 usage error, 1 failure, 130 cut short by a second signal.
@@ -62,8 +63,23 @@ public enum CLI {
                 Terminal.error(String(describing: error))
                 return ExitCode.failure.rawValue
             }
+        case "report":
+            if rest.contains("-h") || rest.contains("--help") {
+                print(ReportCommand.help)
+                return ExitCode.success.rawValue
+            }
+            do {
+                try ReportCommand.parse(rest).run()
+                return ExitCode.success.rawValue
+            } catch let error as UsageError {
+                Terminal.error(error.description)
+                return ExitCode.usage.rawValue
+            } catch {
+                Terminal.error(String(describing: error))
+                return ExitCode.failure.rawValue
+            }
         default:
-            Terminal.error("unknown command '\(command)' (commands: record, mux; see livemux --help)")
+            Terminal.error("unknown command '\(command)' (commands: record, mux, report; see livemux --help)")
             return ExitCode.usage.rawValue
         }
     }
@@ -71,6 +87,7 @@ public enum CLI {
     static func record(_ cmd: RecordCommand) throws -> ExitCode {
         // FFmpeg's own log only with -v: our errors already carry its message, in one line.
         (cmd.verbose ? LogLevel.verbose : .quiet).apply()
+        let stats = try cmd.statsPath.map { try StatsWriter(path: $0) }
         let pipeline = try Pipeline(cmd.configuration, quiet: cmd.quiet) { message in
             if !cmd.quiet { Terminal.warning(message) }
         }
@@ -78,7 +95,9 @@ public enum CLI {
         let progress = cmd.quiet ? nil : ProgressLine(pipeline: pipeline)
         pipeline.start()
         progress?.start()
+        stats?.start(pipeline)
         defer { progress?.finish() }
+        defer { stats?.finish() }
         do {
             try pipeline.wait()
         } catch {

@@ -47,6 +47,9 @@ struct RecordCommand {
       -t SECONDS            stop after this much media (default: until SIGINT or SIGTERM)
 
     DISPLAY
+      --stats FILE|-        write one JSON object a second (media time, frames in/out/dropped,
+                            bit rates, queue depths, A/V offset, drift corrections, latency
+                            p50/p95/p99, bytes per output) to FILE, or to stderr with -
       -q                    no progress line, no warnings
       -v                    also show FFmpeg's own log
       -h, --help            this help
@@ -109,6 +112,10 @@ struct RecordCommand {
                 outputs.append((o, pendingFormat))
                 pendingFormat = nil
             case "-t", "--duration": c.duration = try Values.seconds(try reader.value(for: opt), option: opt.name)
+            case "--stats":
+                let path = try reader.value(for: opt)
+                guard !path.isEmpty else { throw UsageError("--stats needs a file name, or - for stderr") }
+                cmd.statsPath = path
             case "-q", "--quiet": cmd.quiet = true
             case "-v", "--verbose": cmd.verbose = true
             case "--queue-size": c.queueCapacity = try Values.integer(try reader.value(for: opt), option: opt.name, range: 1...100_000)
