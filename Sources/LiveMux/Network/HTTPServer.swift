@@ -34,6 +34,8 @@ public struct ListenAddress: Sendable, Equatable {
 struct HTTPRequest: Equatable {
     var method: String
     var path: String
+    /// `HTTP/1.1` clients get the stream chunked, so its end is a clean end, not a dropped connection.
+    var isHTTP11 = false
 
     /// Parses the request line of a head (`GET /live.flv HTTP/1.1`); nil when it is malformed.
     static func parse(_ head: [UInt8]) -> HTTPRequest? {
@@ -44,7 +46,7 @@ struct HTTPRequest: Equatable {
               parts[0].allSatisfy({ $0.isUppercase }), parts[1].hasPrefix("/") else { return nil }
         var path = parts[1]
         if let q = path.firstIndex(of: "?") { path = path[..<q] }
-        return HTTPRequest(method: String(parts[0]), path: String(path))
+        return HTTPRequest(method: String(parts[0]), path: String(path), isHTTP11: parts[2] == "HTTP/1.1")
     }
 }
 
@@ -160,12 +162,13 @@ final class HTTPServer: @unchecked Sendable {
             Glibc.close(fd)
             return
         }
-        let head200 = "HTTP/1.1 200 OK\r\nContent-Type: \(hub.contentType)\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n"
+        let framing = request.isHTTP11 ? "Transfer-Encoding: chunked\r\n" : ""
+        let head200 = "HTTP/1.1 200 OK\r\nContent-Type: \(hub.contentType)\r\nCache-Control: no-cache\r\n\(framing)Connection: close\r\n\r\n"
         guard Self.sendAll(fd, Array(head200.utf8)), request.method == "GET" else {
             Glibc.close(fd)
             return
         }
-        hub.serveViewer(fd)  // returns when the viewer is gone or the stream ended; closes fd
+        hub.serveViewer(fd, chunked: request.isHTTP11)  // returns when the viewer is gone or the stream ended; closes fd
     }
 
     /// The request head up to the blank line; nil when the client sends too much, too slowly, or nothing.
@@ -301,7 +304,7 @@ final class StreamHub: ChunkSink, @unchecked Sendable {
 
     /// Runs on the viewer's connection thread: sends the header, the GOP cache, then the live
     /// stream, until the viewer leaves or the stream ends. Closes `fd`.
-    func serveViewer(_ fd: Int32) {
+    func serveViewer(_ fd: Int32, chunked: Bool) {
         let viewer = Viewer(fd: fd, limit: queueLimit)
         lock.lock()
         if ended || header == nil {
@@ -329,9 +332,17 @@ final class StreamHub: ChunkSink, @unchecked Sendable {
             while viewer.queue.isEmpty && !viewer.ended && !viewer.gone { viewer.condition.wait() }
             let chunk = viewer.gone ? nil : viewer.queue.pop()
             viewer.condition.unlock()
-            guard let chunk else { return }
-            if !chunk.bytes.isEmpty && !HTTPServer.sendAll(fd, chunk.bytes) { return }
-            if chunk.kind == .trailer { return }
+            guard let chunk else { break }
+            if !chunk.bytes.isEmpty {
+                // Chunked transfer coding: size in hex, CRLF, the bytes, CRLF.
+                let bytes = chunked ? Array(String(chunk.bytes.count, radix: 16).utf8) + [13, 10] + chunk.bytes + [13, 10] : chunk.bytes
+                if !HTTPServer.sendAll(fd, bytes) { return }
+            }
+            if chunk.kind == .trailer { break }
         }
+        viewer.condition.lock()
+        let gone = viewer.gone
+        viewer.condition.unlock()
+        if chunked && !gone { _ = HTTPServer.sendAll(fd, Array("0\r\n\r\n".utf8)) }
     }
 }
