@@ -116,6 +116,8 @@ public final class Pipeline: @unchecked Sendable {
         if c.outputs.isEmpty && c.listen == nil { throw LiveMuxError.invalid("no output: give -o FILE or -o -") }
         for o in c.outputs {
             guard case .network(let url) = o.destination else { continue }
+            // libavformat's protocols print the URLs they open: keep the secrets out of its log.
+            FFmpegLogRedaction.redact(secretParts(of: url))
             guard NetworkOutput.canWrite(url: url) else {
                 throw LiveMuxError.unsupported("cannot write to \(maskedURL(url)): this FFmpeg has no protocol for it (use rtmp://, srt://, tcp:// or udp://)")
             }

@@ -29,6 +29,12 @@ final class MaskedURLTests: XCTestCase {
         }
     }
 
+    func testSecretPartsAreWhatMaskingHides() {
+        XCTAssertEqual(Set(secretParts(of: "rtmp://u:pw1@h/app/key/x?t=tok")), ["u:pw1", "pw1", "key/x", "key", "x", "tok"])
+        XCTAssertEqual(secretParts(of: "srt://h:1?passphrase=abcdefghijkl&latency=20"), ["abcdefghijkl"])
+        XCTAssertEqual(secretParts(of: "tcp://127.0.0.1:5000"), [])
+    }
+
     func testDestinationParse() {
         XCTAssertEqual(Destination.parse("-"), .standardOutput)
         XCTAssertEqual(Destination.parse("a.flv"), .file("a.flv"))

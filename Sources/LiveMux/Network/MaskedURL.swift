@@ -48,3 +48,35 @@ public func maskedURL(_ url: String) -> String {
     }
     return out
 }
+
+/// The secrets `maskedURL` hides, as they appear in the URL (user info, the RTMP stream key and
+/// its parts, secret query values), for scrubbing text that quotes the URL itself (FFmpeg's log).
+public func secretParts(of url: String) -> [String] {
+    guard let schemeEnd = url.range(of: "://") else { return [] }
+    let scheme = url[..<schemeEnd.lowerBound].lowercased()
+    var rest = Substring(url[schemeEnd.upperBound...])
+    var parts: [String] = []
+    if let q = rest.firstIndex(of: "?") {
+        for item in rest[rest.index(after: q)...].split(separator: "&") {
+            guard let eq = item.firstIndex(of: "=") else { continue }
+            let value = String(item[item.index(after: eq)...])
+            if maskedURL("x://h?" + item).hasSuffix("=****") || scheme.hasPrefix("rtmp") { parts.append(value) }
+        }
+        rest = rest[..<q]
+    }
+    let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+    let authority = rest[..<slash]
+    if let at = authority.lastIndex(of: "@") {
+        let info = authority[..<at]
+        parts.append(String(info))
+        if let colon = info.firstIndex(of: ":") { parts.append(String(info[info.index(after: colon)...])) }
+    }
+    if scheme.hasPrefix("rtmp") {
+        let components = rest[slash...].split(separator: "/", omittingEmptySubsequences: false)
+        if components.count > 2 {
+            parts.append(components[2...].joined(separator: "/"))
+            parts.append(contentsOf: components[2...].map(String.init))
+        }
+    }
+    return parts.filter { !$0.isEmpty }
+}

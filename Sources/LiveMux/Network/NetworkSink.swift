@@ -24,7 +24,6 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
     private var closing = false
     /// Set when the output has been given up; `write` then throws it so the mux thread drops the sink.
     private var failure: Error?
-    private var reportedDrops = 0
 
     /// Schemes whose connection can be made again after it failed (udp has no connection).
     static let reconnectingSchemes: Set<String> = ["rtmp", "rtmps", "rtmpt", "rtmpe", "rtmpte", "rtmpts", "srt", "tcp"]
@@ -147,12 +146,11 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
         let closing = self.closing
         condition.unlock()
         if closing || interruption.isRequested || !reconnects || failures > policy.attempts {
-            let why = !reconnects ? "" : closing ? "" : " after \(failures) attempt(s)"
-            let e = LiveMuxError.output("output \(name) failed\(why): \(message)")
+            // The mux thread reports this when `write` or `close` throws it, and drops the sink.
+            let why = reconnects && !closing ? "gave up after \(failures) attempt(s): " : ""
             condition.lock()
-            failure = e
+            failure = LiveMuxError.output("\(name): \(why)\(message) (check that the server is up and the URL is right)")
             condition.unlock()
-            if !closing { report(e.description) }
             return false
         }
         let delay = policy.delay(beforeAttempt: failures, random: Double.random(in: 0..<1))
