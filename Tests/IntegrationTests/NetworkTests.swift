@@ -104,6 +104,36 @@ final class NetworkTests: XCTestCase {
         XCTAssertEqual(try packetCounts(file).video, 60)
     }
 
+    /// TCP (FLV) and SRT with a passphrase (ASF) to ffmpeg listening on loopback; a third output to
+    /// an SRT listener that refuses the passphrase fails alone, and the passphrase is never printed.
+    func testTCPAndSRTOutputs() throws {
+        let (tcp, srt, refusing) = (try Network.freePort(), try Network.freePort(), try Network.freePort())
+        let secret = "pass\(key)"
+        let tcpViewer = try Background("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", "tcp://127.0.0.1:\(tcp)?listen=1",
+                                                  "-c", "copy", "\(dir)/tcp.flv"], directory: dir, name: "tcp")
+        let srtViewer = try Background("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", "srt://127.0.0.1:\(srt)?mode=listener&passphrase=\(secret)",
+                                                  "-c", "copy", "-f", "asf", "\(dir)/srt.asf"], directory: dir, name: "srt")
+        let refuser = try Background("ffmpeg", ["-nostdin", "-v", "quiet", "-i", "srt://127.0.0.1:\(refusing)?mode=listener&timeout=8000000",
+                                                "-f", "null", "-"], directory: dir, name: "refuser")
+        defer { kill(refuser.process.processIdentifier, SIGKILL); refuser.wait(timeout: 2) }
+        usleep(500_000)
+        let r = try Tools.livemux(["record", "--size", "160x120", "-t", "2", "--reconnect-attempts", "1", "--reconnect-delay", "0.1",
+                                   "-f", "flv", "-o", "tcp://127.0.0.1:\(tcp)",
+                                   "-f", "asf", "-o", "srt://127.0.0.1:\(srt)?passphrase=\(secret)",
+                                   "-o", "srt://127.0.0.1:\(refusing)?passphrase=\(secret)"], timeout: 30)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertFalse(r.stderr.contains(key), "the passphrase is never printed, not even by FFmpeg's log: \(r.stderr)")
+        XCTAssertTrue(r.stderr.contains("srt://127.0.0.1:\(refusing)?passphrase=**** stopped"), r.stderr)
+        tcpViewer.wait(timeout: 10)
+        srtViewer.wait(timeout: 10)
+        for path in ["\(dir)/tcp.flv", "\(dir)/srt.asf"] {
+            let (v, a) = try packetCounts(path)
+            XCTAssertEqual(v, 60, path)
+            XCTAssertEqual(Double(a), (48000.0 * 2 / 1024).rounded(.up), accuracy: 2, path)
+            XCTAssertEqual(try Tools.decodeErrors(path), "", path)
+        }
+    }
+
     func testBadURLOutputsAreRefused() throws {
         let r = try Tools.livemux(["record", "-t", "1", "-o", "nosuch://host/\(key)"])
         XCTAssertEqual(r.status, 1)

@@ -25,6 +25,14 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
     /// Set when the output has been given up; `write` then throws it so the mux thread drops the sink.
     private var failure: Error?
 
+    /// A write blocked for 5 s counts as a failure; SRT's live mode drops unsent data at close
+    /// unless it may linger, which would lose the end of the stream (the ASF trailer's last packet).
+    private var protocolOptions: [(String, String)] {
+        var options = [("rw_timeout", "5000000")]
+        if url.lowercased().hasPrefix("srt:") { options.append(("linger", "2")) }
+        return options
+    }
+
     /// Schemes whose connection can be made again after it failed (udp has no connection).
     static let reconnectingSchemes: Set<String> = ["rtmp", "rtmps", "rtmpt", "rtmpe", "rtmpte", "rtmpts", "srt", "tcp"]
 
@@ -98,8 +106,7 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
 
             let output: NetworkOutput
             do {
-                output = try NetworkOutput(url: url, displayName: name, options: [("rw_timeout", "5000000")],
-                                           interruption: interruption)
+                output = try NetworkOutput(url: url, displayName: name, options: protocolOptions, interruption: interruption)
                 try output.write(header.bytes)
             } catch {
                 guard retry(after: error, failures: &failures) else { return }
