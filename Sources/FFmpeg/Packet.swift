@@ -65,6 +65,8 @@ public final class Packet: @unchecked Sendable {
         }
     }
     public var size: Int { Int(pointer.pointee.size) }
+    /// Byte offset in the input file, as the demuxer reports it; -1 when unknown.
+    public var position: Int64 { pointer.pointee.pos }
 
     public func withBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         try body(UnsafeRawBufferPointer(start: pointer.pointee.data, count: size))

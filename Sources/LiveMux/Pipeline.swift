@@ -10,8 +10,10 @@ import FFmpeg
 public final class Pipeline: @unchecked Sendable {
     // The fields are set in init and then only read; the threads own their parts.
     private let sources: [CaptureSource]
+    private let encoderThreads: [EncoderThread]
     private let queue: MuxQueue
     private let muxThread: MuxThread
+    private let timeline: Timeline
     private let stopSignal = StopSignal()
     private let statistics = Statistics()
     private let group = DispatchGroup()
@@ -45,16 +47,14 @@ public final class Pipeline: @unchecked Sendable {
             }
         }
 
-        let queue = MuxQueue(streams: kinds, capacity: config.queueCapacity)
-        let timeline = Timeline(videoSetsBase: wantVideo)
+        if sources.contains(where: \.isLive) { sources.forEach { $0.shareClockWithLiveInput() } }
+        let queue = MuxQueue(streams: kinds, capacity: config.queueCapacity,
+                             singleProducer: sources.count == 1 && kinds.count > 1)
+        let timeline = Timeline(videoSetsBase: wantVideo, separateThreads: config.input == nil)
         let video = try wantVideo ? VideoEncoder(settings: config.video, timeline: timeline, queue: queue,
                                                  statistics: statistics, duration: config.duration, quiet: quiet) : nil
         let audio = try wantAudio ? AudioEncoder(settings: config.audio, timeline: timeline, queue: queue,
                                                  statistics: statistics, duration: config.duration) : nil
-        for source in sources {
-            let ks = source.streamKinds
-            source.attach(video: ks.contains(.video) ? video : nil, audio: ks.contains(.audio) ? audio : nil)
-        }
         var streams: [ContainerWriter.StreamDescription] = []
         if let video { streams.append(try video.streamDescription()) }
         if let audio { streams.append(try audio.streamDescription()) }
@@ -70,7 +70,11 @@ public final class Pipeline: @unchecked Sendable {
             if let i = outputs.firstIndex(where: { $0.writer.format == spec.format && $0.writer.seekable == seekable }) {
                 index = i
             } else {
-                outputs.append(.init(writer: try ContainerWriter(format: spec.format, seekable: seekable, streams: streams), sinks: []))
+                // Live (pipe) ASF gets small packets: a payload waits in the open ASF packet until
+                // later ones fill it, so 1400 bytes instead of 3200 cut that wait (docs/latency.md).
+                outputs.append(.init(writer: try ContainerWriter(format: spec.format, seekable: seekable, streams: streams,
+                                                                 asfPacketSize: seekable ? nil : RecordConfiguration.liveASFPacketSize),
+                                     sinks: []))
                 index = outputs.count - 1
             }
             sinksToOpen.append((index, spec.destination))
@@ -105,8 +109,17 @@ public final class Pipeline: @unchecked Sendable {
                                                         report: report, countDropped: countDropped))
             }
         }
+        // Video encodes on a thread of its own, overlapping capture; audio is cheap enough to
+        // encode on its capture thread.
+        let videoConsumer = video.map { EncoderThread($0, name: "livemux-encode-video") }
+        for source in sources {
+            let ks = source.streamKinds
+            source.attach(video: ks.contains(.video) ? videoConsumer : nil, audio: ks.contains(.audio) ? audio : nil)
+        }
         self.sources = sources
+        encoderThreads = videoConsumer.map { [$0] } ?? []
         self.queue = queue
+        self.timeline = timeline
         muxThread = MuxThread(outputs: outputs, queue: queue, statistics: statistics, report: report)
     }
 
@@ -140,6 +153,7 @@ public final class Pipeline: @unchecked Sendable {
         started = true
         server?.start()
         spawn("livemux-mux") { [muxThread] in muxThread.run() }
+        encoderThreads.forEach { $0.start() }
         for (i, source) in sources.enumerated() {
             spawn("livemux-capture-\(i)") { [self] in
                 do {
@@ -189,5 +203,11 @@ public final class Pipeline: @unchecked Sendable {
         if let failure = muxThread.failure { throw failure }
     }
 
-    public var statisticsSnapshot: StatisticsSnapshot { statistics.snapshot }
+    public var statisticsSnapshot: StatisticsSnapshot {
+        var s = statistics.snapshot
+        s.queueDepths = queue.depths
+        let drift = timeline.drift.status
+        (s.driftMs, s.avOffsetMs, s.driftCorrections) = (drift.driftMs, drift.offsetMs, drift.corrections)
+        return s
+    }
 }

@@ -11,6 +11,10 @@ public struct StreamStatistics: Sendable, Equatable {
     public var dropped = 0
     /// Encoded bytes.
     public var bytes = 0
+    /// Frames encoded twice to fill a slot a drift correction left empty.
+    public var duplicated = 0
+    /// Input timestamps that went backwards or repeated: repaired (audio) or dropped (video).
+    public var timestampRepairs = 0
 }
 
 /// A consistent copy of the pipeline's counters.
@@ -23,6 +27,18 @@ public struct StatisticsSnapshot: Sendable {
     public var bytesOut: Int64 = 0
     /// Seconds since the pipeline started.
     public var elapsed: Double = 0
+    /// Capture → bytes handed to the sinks, per media packet (µs).
+    public var latency = LatencyHistogram()
+    /// Bytes handed to each output's sinks, by output name (file path or "stdout").
+    public var outputBytes: [String: Int64] = [:]
+    /// Packets waiting in the mux queue, per stream.
+    public var queueDepths: [StreamKind: Int] = [:]
+    /// How far the audio clock has drifted from the capture clock (ms).
+    public var driftMs: Double = 0
+    /// Audio − video on the timeline after the drift correction (ms).
+    public var avOffsetMs: Double = 0
+    /// Whole-frame steps the video made to follow the audio clock.
+    public var driftCorrections = 0
 
     /// Media seconds per wall-clock second.
     public var speed: Double { elapsed > 0 ? mediaTime / elapsed : 0 }
@@ -56,6 +72,10 @@ final class Statistics: @unchecked Sendable {
             $0[keyPath: Self.path(s)].bytes += bytes
         }
     }
+    func countDuplicated(_ s: StreamKind) { update { $0[keyPath: Self.path(s)].duplicated += 1 } }
+    func countTimestampRepair(_ s: StreamKind) { update { $0[keyPath: Self.path(s)].timestampRepairs += 1 } }
+    func recordLatency(_ microseconds: Int64) { update { $0.latency.add(microseconds) } }
+    func outputWrote(_ name: String, bytes: Int) { update { $0.outputBytes[name, default: 0] += Int64(bytes) } }
     func muxed(mediaTime: Double, bytes: Int) {
         update {
             $0.mediaTime = max($0.mediaTime, mediaTime)

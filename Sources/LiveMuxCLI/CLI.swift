@@ -17,6 +17,7 @@ public enum CLI {
                 try: livemux record -t 10 -o demo.asf   (then: ffplay demo.asf)
       serve     the same, and serve live viewers over HTTP (/live.flv, /live.asf)
                 try: livemux serve --listen 127.0.0.1:8080   (then: ffplay http://127.0.0.1:8080/live.flv)
+      report    read a recording back: streams, GOP, bit rate, interleaving; --svg timeline
 
     Run 'livemux <command> --help' for the options of a command.
     Exit codes: 0 success, 64 usage error, 1 failure, 130 cut short by a second signal.
@@ -24,6 +25,7 @@ public enum CLI {
 
     public static func main(_ arguments: [String]) -> Int32 {
         SignalHandling.ignoreBrokenPipe()
+        SignalHandling.blockStopSignals()
         guard let command = arguments.first else {
             Terminal.write(help + "\n")
             return ExitCode.usage.rawValue
@@ -48,23 +50,41 @@ public enum CLI {
                 Terminal.error(String(describing: error))
                 return ExitCode.failure.rawValue
             }
+        case "report":
+            if rest.contains("-h") || rest.contains("--help") {
+                print(ReportCommand.help)
+                return ExitCode.success.rawValue
+            }
+            do {
+                try ReportCommand.parse(rest).run()
+                return ExitCode.success.rawValue
+            } catch let error as UsageError {
+                Terminal.error(error.description)
+                return ExitCode.usage.rawValue
+            } catch {
+                Terminal.error(String(describing: error))
+                return ExitCode.failure.rawValue
+            }
         default:
-            Terminal.error("unknown command '\(command)' (commands: record, serve; see livemux --help)")
+            Terminal.error("unknown command '\(command)' (commands: record, serve, report; see livemux --help)")
             return ExitCode.usage.rawValue
         }
     }
 
     static func record(_ cmd: RecordCommand) throws -> ExitCode {
-        (cmd.verbose ? LogLevel.verbose : cmd.quiet ? .quiet : .errors).apply()
+        // FFmpeg's own log only with -v: our errors already carry its message, in one line.
+        (cmd.verbose ? LogLevel.verbose : .quiet).apply()
+        let stats = try cmd.statsPath.map { try StatsWriter(path: $0) }
         let pipeline = try Pipeline(cmd.configuration, quiet: cmd.quiet) { message in
             if !cmd.quiet { Terminal.warning(message) }
         }
-        let signals = SignalHandling { pipeline.stop() }
-        defer { signals.cancel() }
+        _ = SignalHandling { pipeline.stop() }
         let progress = cmd.quiet ? nil : ProgressLine(pipeline: pipeline)
         pipeline.start()
         progress?.start()
+        stats?.start(pipeline)
         defer { progress?.finish() }
+        defer { stats?.finish() }
         do {
             try pipeline.wait()
         } catch {

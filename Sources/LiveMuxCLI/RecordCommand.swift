@@ -1,3 +1,4 @@
+import Foundation
 import LiveMux
 
 /// `livemux record`: parses its options into a `RecordConfiguration`.
@@ -44,8 +45,8 @@ struct RecordCommand {
                             (rtmp://host/app/KEY, srt://, tcp://, udp://) is pushed live, each
                             with its own queue, reconnecting after failures. Repeatable: one
                             encode feeds every output.
-      -f asf|flv            container of the outputs that follow (or of earlier ones without -f);
-                            default: from the file name (.asf, .flv), FLV for URLs, else asf
+      -f asf|flv            container of the next -o (after the last -o: of that one);
+                            default: from the file name (.asf, .flv), FLV for URLs; stdout: asf
       --reconnect-delay S   first wait before reconnecting a failed URL output (default: 0.5)
       --reconnect-max-delay S  longest wait between attempts, doubling from the first (default: 10)
       --reconnect-attempts N   consecutive failures before a URL output is given up (default: 10)
@@ -54,6 +55,9 @@ struct RecordCommand {
       -t SECONDS            stop after this much media (default: until SIGINT or SIGTERM)
 
     DISPLAY
+      --stats FILE|-        write one JSON object a second (media time, frames in/out/dropped,
+                            bit rates, queue depths, A/V offset, drift corrections, latency
+                            p50/p95/p99, bytes per output) to FILE, or to stderr with -
       -q                    no progress line, no warnings
       -v                    also show FFmpeg's own log
       -h, --help            this help
@@ -122,15 +126,18 @@ struct RecordCommand {
             case "--channels", "-ac": c.audio.channels = try Values.integer(try reader.value(for: opt), option: opt.name, range: 1...2)
             case "--abitrate", "-b:a": c.audio.bitRate = try Values.bitRate(try reader.value(for: opt), option: opt.name)
             case "-f", "--format":
-                let f = try Values.choice(try reader.value(for: opt), option: opt.name, as: ContainerFormat.self)
-                // A -f after the outputs names the format of those that have none yet.
-                for i in outputs.indices where outputs[i].1 == nil { outputs[i].1 = f }
-                pendingFormat = f
+                // Like ffmpeg, -f names the container of the next -o.
+                pendingFormat = try Values.choice(try reader.value(for: opt), option: opt.name, as: ContainerFormat.self)
             case "-o", "--output":
                 let o = try reader.value(for: opt)
                 guard !o.isEmpty else { throw UsageError("-o needs a file name or - for stdout") }
                 outputs.append((o, pendingFormat))
+                pendingFormat = nil
             case "-t", "--duration": c.duration = try Values.seconds(try reader.value(for: opt), option: opt.name)
+            case "--stats":
+                let path = try reader.value(for: opt)
+                guard !path.isEmpty else { throw UsageError("--stats needs a file name, or - for stderr") }
+                cmd.statsPath = path
             case "-q", "--quiet": cmd.quiet = true
             case "-v", "--verbose": cmd.verbose = true
             case "--listen" where serving:
@@ -149,6 +156,11 @@ struct RecordCommand {
             }
         }
         guard !outputs.isEmpty || serving else { throw UsageError("no output: give -o FILE or -o - for stdout") }
+        // A -f after the last -o names that output's container (`-o - -f flv`).
+        if let f = pendingFormat, !outputs.isEmpty {
+            guard outputs[outputs.count - 1].1 == nil else { throw UsageError("-f \(f.rawValue) after the last -o has no output to apply to") }
+            outputs[outputs.count - 1].1 = f
+        }
         if !c.recordVideo && !c.recordAudio { throw UsageError("--no-video and --no-audio together leave nothing to record") }
         if inputSpec != nil && (videoSpec != nil || audioSpec != nil) {
             throw UsageError("--input carries both streams: use it alone, or --video and --audio instead")
@@ -189,10 +201,30 @@ struct RecordCommand {
         for o in c.outputs where c.recordVideo && !o.format.carries(c.video.codec) {
             throw UsageError("\(o.format.rawValue.uppercased()) cannot carry \(c.video.codec.rawValue.uppercased()) with FFmpeg 5.1: use -f asf for HEVC, or --vcodec h264 for FLV")
         }
+        try Self.checkFiles(c)
         if c.outputs.filter({ $0.destination == .standardOutput }).count > 1 {
             throw UsageError("stdout can take only one output (-o - appears twice)")
         }
         cmd.configuration = c
         return cmd
+    }
+
+    /// Output files that cannot work: a directory, the input itself, one file named twice.
+    static func checkFiles(_ c: RecordConfiguration) throws {
+        func canonical(_ path: String) -> String {
+            URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL.path
+        }
+        let inputs = [c.input, c.videoSource, c.audioSource].compactMap { $0 }.filter { $0.format == nil }.map { canonical($0.url) }
+        var seen = Set<String>()
+        for o in c.outputs {
+            guard case .file(let path) = o.destination else { continue }
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
+                throw UsageError("-o \(path) is a directory: give a file name such as \(path)/out.\(o.format.rawValue)")
+            }
+            let key = canonical(path)
+            if inputs.contains(key) { throw UsageError("-o \(path) is also the input: recording over it would destroy it; choose another file") }
+            if !seen.insert(key).inserted { throw UsageError("two outputs write to \(path): give each -o its own file") }
+        }
     }
 }

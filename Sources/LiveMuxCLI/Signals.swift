@@ -1,37 +1,56 @@
-import Dispatch
+import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// SIGINT and SIGTERM: the first asks for a graceful stop, a second SIGINT or SIGTERM exits at
-/// once with 130. SIGPIPE is ignored, so a closed stdout is an error we report, not a silent death.
+/// SIGINT and SIGTERM: the first asks for a graceful stop, a second exits at once with 130.
+/// SIGPIPE is ignored, so a closed stdout is an error we report, not a silent death.
+///
+/// The two signals are blocked in every thread (`blockStopSignals` runs before any thread starts,
+/// and threads inherit the mask) and one thread takes them with `sigwait`: no handler runs in a
+/// random thread, and it works the same under ThreadSanitizer, which defers handlers.
 final class SignalHandling: @unchecked Sendable {
-    // Touched only on `queue`.
-    private var sources: [DispatchSourceSignal] = []
-    private var received = 0
-    private let queue = DispatchQueue(label: "livemux-signals")
+    // `onFirst` is called from the signal thread only.
+    private let onFirst: @Sendable () -> Void
 
     static func ignoreBrokenPipe() { signal(SIGPIPE, SIG_IGN) }
 
-    init(onFirst: @escaping @Sendable () -> Void) {
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: queue)
-            source.setEventHandler { [unowned self] in
-                received += 1
-                if received == 1 {
-                    onFirst()
-                } else {
-                    Terminal.error("interrupted again: exiting without finishing the outputs")
-                    exit(130)
-                }
-            }
-            source.resume()
-            sources.append(source)
-        }
+    private static var stopSignals: sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        return set
     }
 
-    func cancel() { queue.sync { sources.forEach { $0.cancel() } } }
+    /// Blocks SIGINT and SIGTERM in the calling thread and in every thread it starts later.
+    static func blockStopSignals() {
+        var set = stopSignals
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    init(onFirst: @escaping @Sendable () -> Void) {
+        self.onFirst = onFirst
+        let thread = Thread { [self] in waitForSignals() }
+        thread.name = "livemux-signals"
+        thread.start()
+    }
+
+    private func waitForSignals() {
+        var set = Self.stopSignals
+        var received = 0
+        while true {
+            var sig: Int32 = 0
+            guard sigwait(&set, &sig) == 0 else { continue }
+            received += 1
+            if received == 1 {
+                onFirst()
+            } else {
+                Terminal.error("interrupted again: exiting without finishing the outputs")
+                exit(130)
+            }
+        }
+    }
 }
 
 /// Writes diagnostics to stderr (stdout may carry media).

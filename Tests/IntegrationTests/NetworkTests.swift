@@ -117,7 +117,8 @@ final class NetworkTests: XCTestCase {
                                                 "-f", "null", "-"], directory: dir, name: "refuser")
         defer { kill(refuser.process.processIdentifier, SIGKILL); refuser.wait(timeout: 2) }
         usleep(500_000)
-        let r = try Tools.livemux(["record", "--size", "160x120", "-t", "2", "--reconnect-attempts", "1", "--reconnect-delay", "0.1",
+        // -v: FFmpeg's own log is on, and its protocols print the URLs they open.
+        let r = try Tools.livemux(["record", "-v", "--size", "160x120", "-t", "2", "--reconnect-attempts", "1", "--reconnect-delay", "0.1",
                                    "-f", "flv", "-o", "tcp://127.0.0.1:\(tcp)",
                                    "-f", "asf", "-o", "srt://127.0.0.1:\(srt)?passphrase=\(secret)",
                                    "-o", "srt://127.0.0.1:\(refusing)?passphrase=\(secret)"], timeout: 30)

@@ -79,6 +79,9 @@ enum Tools {
         return r.stderr + (r.status == 0 ? "" : "exit \(r.status)")
     }
 
+    /// How much slower than normal the binary runs (sanitizer builds are several times slower).
+    static var slowdown: Double { ProcessInfo.processInfo.environment["LIVEMUX_SANITIZED"] == nil ? 1 : 3 }
+
     static func temporaryDirectory() throws -> String {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("livemux-tests-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)

@@ -76,12 +76,11 @@ final class InterleaverTests: XCTestCase {
         for n in 0..<300 { i.push(packet(.video, Int64(n))) }
         for n in 0..<470 { i.push(packet(.audio, Int64(n * 1024))) }
         i.end(.video); i.end(.audio)
-        var last = -1.0
+        var last: EncodedPacket? = nil
         var count = 0
         while let p = i.next() {
-            let t = Double(p.dts) * p.timeBase.doubleValue
-            XCTAssertGreaterThanOrEqual(t, last)
-            last = t
+            if let l = last { XCTAssertGreaterThanOrEqual(Timestamp.compare(p.dts, p.timeBase, l.dts, l.timeBase), 0) }
+            last = p
             count += 1
         }
         XCTAssertEqual(count, 770)

@@ -4,9 +4,11 @@ import FFmpeg
 /// clock, pace it (synthetic and file sources, when real time is asked for), and hand it to the
 /// encoder of its stream.
 ///
-/// The capture clock is in microseconds. A live device's first frame is anchored at the monotonic
-/// time it arrived, so two devices share one clock; a synthetic source (lavfi) or a file starts at
-/// zero, so its streams keep their relative timing and two such sources start together.
+/// The capture clock is in microseconds. When any input is a live device (camera, screen,
+/// microphone), every input's first frame is anchored at the monotonic time it arrived, so all
+/// share the wall clock (synthetic ones are then paced, whatever `realtime` says). Otherwise every
+/// input starts at zero, so its streams keep their relative timing and two such inputs start
+/// together however fast they are read.
 final class CaptureSource: @unchecked Sendable {
     // Used by its capture thread only, except `interrupt()`.
     let spec: SourceSpec
@@ -17,9 +19,10 @@ final class CaptureSource: @unchecked Sendable {
         let kind: StreamKind
     }
     private var routes: [Int: Route] = [:]
-    private var video: VideoEncoder?
-    private var audio: AudioEncoder?
-    private let paced: Bool
+    private var video: FrameConsumer?
+    private var audio: FrameConsumer?
+    private var paced: Bool
+    private var anchorToArrival = false
     private var offset: Int64?
     private var paceStart: Int64 = 0
     private var lastTime: [StreamKind: Int64] = [:]
@@ -48,9 +51,15 @@ final class CaptureSource: @unchecked Sendable {
 
     /// A camera, screen or microphone: it runs at its own pace, on the wall clock.
     let isLive: Bool
+
+    /// Puts this input on the wall clock because another input is live.
+    func shareClockWithLiveInput() {
+        anchorToArrival = true
+        paced = !isLive
+    }
     var streamKinds: [StreamKind] { routes.values.map(\.kind).sorted() }
 
-    func attach(video: VideoEncoder?, audio: AudioEncoder?) {
+    func attach(video: FrameConsumer?, audio: FrameConsumer?) {
         self.video = video
         self.audio = audio
     }
@@ -106,7 +115,7 @@ final class CaptureSource: @unchecked Sendable {
                 time = (lastTime[route.kind] ?? 0) + 1
             } else {
                 let t = Timestamp.rescale(raw, from: route.stream.timeBase, to: .microseconds)
-                if offset == nil { offset = isLive ? now - t : -t }
+                if offset == nil { offset = isLive || anchorToArrival ? now - t : -t }
                 time = t + offset!
             }
             lastTime[route.kind] = time

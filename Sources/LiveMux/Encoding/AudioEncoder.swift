@@ -4,7 +4,7 @@ import FFmpeg
 /// trims what was captured before the timeline's start sample-accurately, collects whole encoder
 /// frames in a FIFO, and stamps every frame from the running sample count, so no rate drifts by
 /// rounding. Runs on its capture thread.
-final class AudioEncoder: @unchecked Sendable {
+final class AudioEncoder: FrameConsumer, @unchecked Sendable {
     // Used by one capture thread only.
     let settings: AudioSettings
     private let encoder: Encoder
@@ -25,6 +25,9 @@ final class AudioEncoder: @unchecked Sendable {
     private var captureTimes: [(sample: Int64, time: Int64)] = []
     private(set) var isDone = false
     private var lastCaptureTime: Int64 = 0
+    private var lastInputTime: Int64?
+    private var gaveUpWaiting = false
+    private var nextInputTime: Int64?
 
     init(settings: AudioSettings, timeline: Timeline, queue: MuxQueue, statistics: Statistics, duration: Double?) throws {
         self.settings = settings
@@ -48,9 +51,20 @@ final class AudioEncoder: @unchecked Sendable {
 
     /// Takes one captured frame (`time`: µs on the capture clock of its first sample). Returns
     /// false once the duration is reached.
-    func consume(_ frame: Frame, at time: Int64, capturedAt wallTime: Int64) throws -> Bool {
+    func consume(_ frame: Frame, at captureTime: Int64, capturedAt wallTime: Int64) throws -> Bool {
         guard !isDone else { return false }
         statistics.countInput(.audio)
+        // A timestamp that repeats or goes backwards is repaired: the frame follows the previous one.
+        // (Audio is stamped from the sample count anyway; capture times serve the start and the drift.)
+        var time = captureTime
+        if let expected = nextInputTime, let last = lastInputTime, time <= last {
+            statistics.countTimestampRepair(.audio)
+            time = expected
+        }
+        lastInputTime = time
+        if frame.sampleRate > 0 {
+            nextInputTime = time + Int64(frame.sampleCount) * 1_000_000 / Int64(frame.sampleRate)
+        }
         let base: Int64
         if let known = timeline.origin {
             base = known
@@ -59,15 +73,28 @@ final class AudioEncoder: @unchecked Sendable {
         } else {
             // Video has not started yet: hold on to the audio, it may overlap the first frame.
             waiting.append((try frame.reference(), time, wallTime))
-            if waiting.count > 500 { waiting.removeFirst(); statistics.countDropped(.audio) }
+            if waiting.count > 500 {
+                // Audio may run far ahead of a video source that is slow to start (a file or a
+                // synthetic source read as fast as possible, on its own thread). Dropping the
+                // oldest would lose the very samples around zero, so wait for video once, a while;
+                // only a video source that never starts gets the oldest dropped.
+                if !gaveUpWaiting, timeline.separateThreads, let base = timeline.waitForOrigin(upTo: 2) { return try appendWaiting(base: base) }
+                gaveUpWaiting = true
+                waiting.removeFirst()
+                statistics.countDropped(.audio)
+            }
             return true
         }
-        if !waiting.isEmpty {
-            let held = waiting
-            waiting = []
-            for (f, t, w) in held where try !append(f, at: t, base: base, capturedAt: w) { return false }
-        }
+        guard try appendWaiting(base: base) else { return false }
         return try append(frame, at: time, base: base, capturedAt: wallTime)
+    }
+
+    /// Appends the frames held while the base was unknown; false once the duration is reached.
+    private func appendWaiting(base: Int64) throws -> Bool {
+        let held = waiting
+        waiting = []
+        for (f, t, w) in held where try !append(f, at: t, base: base, capturedAt: w) { return false }
+        return true
     }
 
     private func append(_ frame: Frame, at time: Int64, base: Int64, capturedAt wallTime: Int64) throws -> Bool {
@@ -81,6 +108,11 @@ final class AudioEncoder: @unchecked Sendable {
             }
             writeSample = start
             readSample = max(start, 0)
+        }
+        if writeSample! >= 0 {
+            // Where this frame lands against when it was captured: the audio clock's drift.
+            timeline.drift.audioObserved(timeline: Timestamp.rescale(writeSample!, from: Rational(1, Int32(settings.sampleRate)), to: .microseconds),
+                                         captured: time - base)
         }
         // Trim the part before the start of the timeline, and past the duration.
         let skip = Int(max(0, -writeSample!))

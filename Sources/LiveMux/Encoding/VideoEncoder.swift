@@ -3,7 +3,7 @@ import FFmpeg
 /// Turns captured video frames into encoded packets on the shared timeline: places each frame on
 /// the output frame grid, converts it with libswscale, encodes it and queues the packets.
 /// Runs on its capture thread.
-final class VideoEncoder: @unchecked Sendable {
+final class VideoEncoder: FrameConsumer, @unchecked Sendable {
     // Used by one capture thread only.
     let settings: VideoSettings
     private let encoder: Encoder
@@ -13,6 +13,8 @@ final class VideoEncoder: @unchecked Sendable {
     private var scaler: Scaler?
     private let frameLimit: Int64?
     private var lastPTS: Int64 = -1
+    private var lastCorrection: Int64 = 0
+    private var lastInputTime: Int64?
     private var captureTimes: [Int64: Int64] = [:]
     private(set) var isDone = false
 
@@ -49,9 +51,20 @@ final class VideoEncoder: @unchecked Sendable {
     func consume(_ frame: Frame, at time: Int64, capturedAt wallTime: Int64) throws -> Bool {
         guard !isDone else { return false }
         statistics.countInput(.video)
+        // A timestamp that repeats or goes backwards: the frame cannot be placed, so it is dropped.
+        if let last = lastInputTime, time <= last {
+            statistics.countTimestampRepair(.video)
+            statistics.countDropped(.video)
+            return true
+        }
+        lastInputTime = time
         let base = timeline.videoSetsBase ? timeline.establish(at: time) : (timeline.origin ?? time)
+        // Audio is the master clock: follow its drift (whole frames; see ClockDrift).
+        let correction = timeline.drift.videoCorrection(frameDuration: 1_000_000 / Double(settings.fps))
+        let steppedForward = correction > lastCorrection
+        lastCorrection = correction
         // The frame's slot on the output grid (1/fps), rounded to the nearest.
-        let pts = Timestamp.rescale(time - base, from: .microseconds, to: Rational(1, Int32(settings.fps)))
+        let pts = Timestamp.rescale(time - base + correction, from: .microseconds, to: Rational(1, Int32(settings.fps)))
         if pts < 0 || pts <= lastPTS {
             statistics.countDropped(.video)  // before the start, or a second frame for one slot
             return true
@@ -60,6 +73,8 @@ final class VideoEncoder: @unchecked Sendable {
             isDone = true
             return false
         }
+        // A drift correction forward leaves a slot empty: this frame fills it too.
+        let firstSlot = steppedForward && lastPTS >= 0 && pts - lastPTS == 2 ? lastPTS + 1 : pts
         lastPTS = pts
         let input: Frame
         if frame.width == settings.width, frame.height == settings.height, frame.format == PixelFormat.yuv420p.rawValue {
@@ -71,10 +86,14 @@ final class VideoEncoder: @unchecked Sendable {
             }
             input = try scaler!.scale(frame)
         }
-        input.pts = pts
-        captureTimes[pts] = wallTime
-        try encoder.send(input)
-        return try drain()
+        for slot in firstSlot...pts {
+            if slot < pts { statistics.countDuplicated(.video) }
+            input.pts = slot
+            captureTimes[slot] = wallTime
+            try encoder.send(input)
+            if try !drain() { return false }
+        }
+        return true
     }
 
     /// Flushes the encoder and ends the stream.

@@ -10,10 +10,13 @@ final class MuxQueue: @unchecked Sendable {
     private var interleaver: Interleaver
     private var cancelled = false
     private let capacity: Int
+    /// Whether one thread produces every stream (one input carrying both).
+    private let singleProducer: Bool
 
-    init(streams: [StreamKind], capacity: Int) {
+    init(streams: [StreamKind], capacity: Int, singleProducer: Bool) {
         interleaver = Interleaver(streams: streams)
         self.capacity = max(1, capacity)
+        self.singleProducer = singleProducer
     }
 
     /// Queues a packet, waiting while its stream's queue is full. False once cancelled.
@@ -40,9 +43,10 @@ final class MuxQueue: @unchecked Sendable {
 
     /// The next packet in DTS order; nil when every stream has ended and drained, or on cancel.
     ///
-    /// If a stream's queue is full while another stream that has not ended has nothing queued,
-    /// waiting would deadlock a producer that feeds both (one demuxer thread), so the queued
-    /// packets are released anyway; the mux thread drops any that would then go backwards.
+    /// When one thread produces both streams and one stream's queue is full while the other, not
+    /// ended, has nothing queued, waiting would deadlock that thread (a badly interleaved file), so
+    /// the queued packets are released anyway; the mux thread drops any that would then go
+    /// backwards. With a thread per stream, the producer that is ahead simply waits.
     func pop() -> EncodedPacket? {
         condition.lock()
         defer { condition.unlock() }
@@ -53,7 +57,7 @@ final class MuxQueue: @unchecked Sendable {
                 return p
             }
             if interleaver.isFinished { return nil }
-            if interleaver.streams.contains(where: { interleaver.count($0) >= capacity }),
+            if singleProducer, interleaver.streams.contains(where: { interleaver.count($0) >= capacity }),
                let p = interleaver.next(force: true) {
                 condition.broadcast()
                 return p

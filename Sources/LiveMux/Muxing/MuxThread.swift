@@ -17,11 +17,12 @@ final class MuxThread: @unchecked Sendable {
     private let report: @Sendable (String) -> Void
     /// The first failure: a muxer error, or every sink gone.
     private(set) var failure: Error?
-    /// Microseconds from capture to bytes handed to the sinks, one per media packet.
-    private(set) var latencies: [Int64] = []
+    /// Capture → bytes out, for the first output (see DeliveryLatency).
+    private var latency: DeliveryLatency
 
     init(outputs: [Output], queue: MuxQueue, statistics: Statistics, report: @escaping @Sendable (String) -> Void) {
         self.outputs = outputs
+        latency = DeliveryLatency(format: outputs.first?.writer.format ?? .flv)
         self.queue = queue
         self.statistics = statistics
         self.report = report
@@ -45,8 +46,9 @@ final class MuxThread: @unchecked Sendable {
                     deliver(chunk, to: i)
                     if i == 0 {
                         statistics.muxed(mediaTime: Double(packet.dts) * packet.timeBase.doubleValue, bytes: chunk.bytes.count)
-                        if packet.captureTime > 0 {
-                            latencies.append(Timestamp.monotonicMicroseconds() - packet.captureTime)
+                        for l in latency.wrote(captureTime: packet.captureTime, emitted: chunk.bytes.count,
+                                               now: Timestamp.monotonicMicroseconds()) {
+                            statistics.recordLatency(l)
                         }
                     }
                 } catch {
@@ -59,6 +61,7 @@ final class MuxThread: @unchecked Sendable {
         for i in outputs.indices where !outputs[i].sinks.isEmpty {
             do {
                 deliver(try outputs[i].writer.trailer(), to: i)
+                if i == 0 { for l in latency.flushed(now: Timestamp.monotonicMicroseconds()) { statistics.recordLatency(l) } }
             } catch {
                 fail(error)
             }
@@ -70,7 +73,10 @@ final class MuxThread: @unchecked Sendable {
 
     private func deliver(_ chunk: Chunk, to i: Int) {
         for sink in outputs[i].sinks {
-            do { try sink.write(chunk) } catch { dropSink(sink, of: i, error) }
+            do {
+                try sink.write(chunk)
+                statistics.outputWrote(sink.name, bytes: chunk.bytes.count)
+            } catch { dropSink(sink, of: i, error) }
         }
     }
 

@@ -13,7 +13,11 @@ struct FileDescriptor: Sendable {
     /// Creates or truncates a file for writing.
     static func create(_ path: String) throws -> FileDescriptor {
         let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        if fd < 0 { throw LiveMuxError.output("cannot create \(path): \(String(cString: strerror(errno)))") }
+        if fd < 0 {
+            let reason = String(cString: strerror(errno))
+            let hint = errno == ENOENT ? " (create the directory first)" : errno == EACCES || errno == EROFS ? " (choose a writable directory)" : ""
+            throw LiveMuxError.output("cannot create \(path): \(reason)\(hint)")
+        }
         return FileDescriptor(raw: fd, name: path)
     }
 
@@ -54,6 +58,7 @@ public struct SinkError: Error, CustomStringConvertible, Sendable {
     public var isClosedByReader: Bool { errno == EPIPE || errno == ECONNRESET }
     public var description: String {
         if isClosedByReader { return "\(name) was closed by its reader" }
+        if errno == ENOSPC { return "cannot write to \(name): the disk is full (free some space or record to another disk)" }
         return "cannot write to \(name): \(String(cString: strerror(errno)))"
     }
 }

@@ -1,0 +1,104 @@
+import Foundation
+import FFmpeg
+
+/// What a capture thread hands its frames to: an encoder, directly or on a thread of its own.
+protocol FrameConsumer: AnyObject, Sendable {
+    /// Takes one frame captured at `time` (µs on the capture clock); false once it wants no more.
+    func consume(_ frame: Frame, at time: Int64, capturedAt wallTime: Int64) throws -> Bool
+    /// Flushes and ends the stream. Called once, after the last `consume`.
+    func finish() throws
+    /// True once it wants no more frames.
+    var isDone: Bool { get }
+}
+
+/// Runs an encoder on its own thread behind a short queue of frames, so that capturing the next
+/// frame (decoding it, or drawing it for a test source) overlaps encoding this one. The frames are
+/// references, not copies.
+///
+/// Locking: `condition` guards `frames`, `closed`, `ending` and `failure`. The encoder itself is
+/// touched only by the thread.
+final class EncoderThread: FrameConsumer, @unchecked Sendable {
+    private let encoder: FrameConsumer
+    private let condition = NSCondition()
+    private var frames: [(Frame, Int64, Int64)] = []
+    private var closed = false
+    private var ending = false
+    private var failure: Error?
+    private let capacity: Int
+    private let finished = DispatchSemaphore(value: 0)
+    private let name: String
+
+    init(_ encoder: FrameConsumer, name: String, capacity: Int = 1) {
+        self.encoder = encoder
+        self.capacity = capacity
+        self.name = name
+    }
+
+    /// Starts the thread; before this, `consume` would wait for room forever.
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = name
+        thread.start()
+    }
+
+    var isDone: Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        return closed
+    }
+
+    func consume(_ frame: Frame, at time: Int64, capturedAt wallTime: Int64) throws -> Bool {
+        let reference = try frame.reference()
+        condition.lock()
+        defer { condition.unlock() }
+        while frames.count >= capacity && !closed { condition.wait() }
+        if let failure { throw failure }
+        if closed { return false }
+        frames.append((reference, time, wallTime))
+        condition.broadcast()
+        return true
+    }
+
+    /// Waits until the thread has encoded what is queued and flushed the encoder.
+    func finish() throws {
+        condition.lock()
+        ending = true
+        condition.broadcast()
+        condition.unlock()
+        finished.wait()
+        condition.lock()
+        defer { condition.unlock() }
+        if let failure { throw failure }
+    }
+
+    private func run() {
+        while true {
+            condition.lock()
+            while frames.isEmpty && !ending { condition.wait() }
+            if frames.isEmpty {
+                condition.unlock()
+                break
+            }
+            let (frame, time, wallTime) = frames.removeFirst()
+            let skip = closed
+            condition.broadcast()
+            condition.unlock()
+            if skip { continue }
+            do {
+                if try !encoder.consume(frame, at: time, capturedAt: wallTime) { close(nil) }
+            } catch {
+                close(error)
+            }
+        }
+        do { try encoder.finish() } catch { close(error) }
+        finished.signal()
+    }
+
+    private func close(_ error: Error?) {
+        condition.lock()
+        closed = true
+        if failure == nil { failure = error }
+        condition.broadcast()
+        condition.unlock()
+    }
+}

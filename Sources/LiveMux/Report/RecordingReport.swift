@@ -1,0 +1,211 @@
+import Foundation
+import FFmpeg
+
+/// What `livemux report` tells about a recording, read back packet by packet (no decoding):
+/// streams, duration, GOP structure, bit rate over time, and how well audio and video are
+/// interleaved in file order. A player reads a file front to back; if audio for a moment sits far
+/// from the video of that moment in the file, it must buffer that far or stall.
+public struct RecordingReport: Sendable {
+    public struct Stream: Sendable {
+        public let index: Int
+        public let kind: StreamKind?
+        public let codec: String
+        public let width: Int, height: Int
+        public let sampleRate: Int, channels: Int
+        public var packets = 0
+        public var bytes = 0
+        public var keyframes: [Double] = []
+    }
+
+    /// One packet, in file order (by the position where it starts). `dts` in seconds.
+    public struct PacketRecord: Sendable {
+        public let stream: Int
+        public let dts: Double
+        public let size: Int
+        public let isKeyframe: Bool
+        public let position: Int64
+    }
+
+    /// A packet whose DTS lies before the DTS already read from another stream.
+    public struct Inversion: Sendable {
+        public let packet: Int  // index in file order
+        public let position: Int64
+        public let dts: Double
+        public let otherDTS: Double
+    }
+
+    public let path: String
+    public let formatName: String
+    public let fileSize: Int64
+    public private(set) var streams: [Stream]
+    public let packets: [PacketRecord]
+
+    /// Largest distance between a packet's DTS and the last DTS read from the other stream (s).
+    public private(set) var largestDistance: Double = 0
+    public private(set) var largestDistancePacket = 0
+    public private(set) var inversions: [Inversion] = []
+    /// Packets whose DTS does not increase within their own stream.
+    public private(set) var backwardsInStream = 0
+    /// File order against media time: (packet index, last video DTS − last audio DTS in seconds).
+    public private(set) var offsetTrace: [(packet: Int, offset: Double)] = []
+
+    /// Past this distance, or with any inversion, the interleaving is called bad.
+    public static let distanceLimit = 1.0
+
+    public var isWellInterleaved: Bool { inversions.isEmpty && largestDistance <= Self.distanceLimit && backwardsInStream == 0 }
+
+    public var start: Double { packets.map(\.dts).min() ?? 0 }
+    public var end: Double { packets.map(\.dts).max() ?? 0 }
+    public var duration: Double { max(0, end - start) }
+
+    /// Reads every packet of the file (through libavformat, no decoding).
+    public static func read(_ path: String) throws -> RecordingReport {
+        FFmpegLibrary.registerDevices()
+        let input: InputDevice
+        do {
+            input = try InputDevice(format: nil, url: path, options: [])
+        } catch let error as FFmpegError {
+            throw LiveMuxError.input("cannot read '\(path)': \(error.message) (give a recording, such as one livemux record wrote)")
+        }
+        var streams = input.streams.map { s in
+            Stream(index: s.index, kind: s.mediaType == .video ? .video : s.mediaType == .audio ? .audio : nil,
+                   codec: s.parameters.codecName, width: s.parameters.width, height: s.parameters.height,
+                   sampleRate: s.parameters.sampleRate, channels: s.parameters.channelCount)
+        }
+        let bases = input.streams.map(\.timeBase)
+        var records: [PacketRecord] = []
+        let packet = Packet()
+        while try input.read(into: packet) {
+            let i = packet.streamIndex
+            guard i < streams.count else { continue }
+            var ts = packet.dts
+            if ts == Timestamp.none { ts = packet.pts }
+            guard ts != Timestamp.none else { continue }
+            let seconds = Double(ts) * bases[i].doubleValue
+            records.append(PacketRecord(stream: i, dts: seconds, size: packet.size, isKeyframe: packet.isKeyframe,
+                                        position: packet.position))
+            streams[i].packets += 1
+            streams[i].bytes += packet.size
+            if packet.isKeyframe && streams[i].kind == .video { streams[i].keyframes.append(seconds) }
+        }
+        // File order is where each packet starts in the file. Demuxers may hand packets over in
+        // another order: FFmpeg's ASF reader returns a frame split over several ASF packets only
+        // after audio that follows it. Packets starting in one container packet (one ASF packet)
+        // are ordered by DTS: a reader takes that packet whole.
+        if records.allSatisfy({ $0.position >= 0 }) {
+            records = records.enumerated().sorted { a, b in
+                (a.element.position, a.element.dts, a.offset) < (b.element.position, b.element.dts, b.offset)
+            }.map(\.element)
+        }
+        let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
+        var report = RecordingReport(path: path, formatName: input.formatName, fileSize: size, streams: streams, packets: records)
+        report.analyseInterleaving()
+        return report
+    }
+
+    init(path: String, formatName: String, fileSize: Int64, streams: [Stream], packets: [PacketRecord]) {
+        self.path = path
+        self.formatName = formatName
+        self.fileSize = fileSize
+        self.streams = streams
+        self.packets = packets
+    }
+
+    /// Walks the packets in file order, as a player would.
+    mutating func analyseInterleaving() {
+        var last: [Int: Double] = [:]
+        let video = streams.first { $0.kind == .video }?.index
+        let audio = streams.first { $0.kind == .audio }?.index
+        for (n, p) in packets.enumerated() {
+            if let mine = last[p.stream], p.dts < mine { backwardsInStream += 1 }
+            for (other, t) in last where other != p.stream {
+                let distance = abs(p.dts - t)
+                if distance > largestDistance {
+                    largestDistance = distance
+                    largestDistancePacket = n
+                }
+                if p.dts < t {
+                    inversions.append(Inversion(packet: n, position: p.position, dts: p.dts, otherDTS: t))
+                }
+            }
+            last[p.stream] = p.dts
+            if let v = video, let a = audio, let lv = last[v], let la = last[a] {
+                offsetTrace.append((n, lv - la))
+            }
+        }
+    }
+
+    /// Bit rate (kbit/s) of every stream together, per `interval` seconds of DTS from the start.
+    public func bitrate(interval: Double = 1) -> [Double] {
+        guard !packets.isEmpty, interval > 0 else { return [] }
+        var buckets = [Double](repeating: 0, count: Int(duration / interval) + 1)
+        for p in packets { buckets[min(buckets.count - 1, Int((p.dts - start) / interval))] += Double(p.size) }
+        // The last bucket covers only what is left of the duration (at least one packet's worth).
+        let lastWidth = max(duration - Double(buckets.count - 1) * interval, interval / 4)
+        return buckets.enumerated().map { i, bytes in
+            bytes * 8 / (i == buckets.count - 1 ? min(lastWidth, interval) : interval) / 1000
+        }
+    }
+
+    /// Intervals between keyframes of the video stream, in seconds.
+    public var keyframeIntervals: [Double] {
+        guard let v = streams.first(where: { $0.kind == .video }) else { return [] }
+        return zip(v.keyframes, v.keyframes.dropFirst()).map { $1 - $0 }
+    }
+
+    /// The summary a person reads.
+    public var text: String {
+        var lines: [String] = []
+        let seconds = { (v: Double) in String(format: "%.3f s", v) }
+        lines.append("file: \(path) (\(formatName), \(fileSize) bytes, \(seconds(duration)), \(packets.count) packets)")
+        for s in streams {
+            var line = "stream \(s.index): \(s.kind?.rawValue ?? "other") \(s.codec)"
+            if s.kind == .video { line += " \(s.width)x\(s.height)" }
+            if s.kind == .audio { line += " \(s.sampleRate) Hz \(s.channels) ch" }
+            let kbps = duration > 0 ? Double(s.bytes) * 8 / duration / 1000 : 0
+            line += String(format: ", %d packets, %.1f kbit/s", s.packets, kbps)
+            if s.kind == .video, duration > 0, s.packets > 1 {
+                line += String(format: ", %.2f frames/s", Double(s.packets - 1) / duration)
+            }
+            lines.append(line)
+        }
+        if let v = streams.first(where: { $0.kind == .video }) {
+            let first = packets.first { $0.stream == v.index }
+            var gop = "GOP: \(v.keyframes.count) keyframes"
+            let intervals = keyframeIntervals
+            if let lo = intervals.min(), let hi = intervals.max() {
+                let mean = intervals.reduce(0, +) / Double(intervals.count)
+                gop += hi - lo < 0.002 ? ", every \(seconds(mean))" : ", every \(seconds(lo)) to \(seconds(hi)) (mean \(seconds(mean)))"
+                if v.packets > 0, duration > 0 {
+                    gop += String(format: " = %.0f frames", mean * Double(v.packets - 1) / duration)
+                }
+            }
+            gop += first?.isKeyframe == true ? "; starts with a keyframe" : "; does NOT start with a keyframe"
+            lines.append(gop)
+        }
+        let rates = bitrate()
+        if let lo = rates.dropLast().min() ?? rates.min(), let hi = rates.dropLast().max() ?? rates.max() {
+            let total = duration > 0 ? Double(packets.reduce(0) { $0 + $1.size }) * 8 / duration / 1000 : 0
+            lines.append(String(format: "bitrate: %.1f kbit/s overall; per second %.1f to %.1f kbit/s", total, lo, hi))
+        }
+        if streams.contains(where: { $0.kind == .video }) && streams.contains(where: { $0.kind == .audio }) {
+            let at = packets.indices.contains(largestDistancePacket) ? packets[largestDistancePacket] : nil
+            let distance = "largest A/V DTS distance in file order \(seconds(largestDistance))"
+                + (at.map { " (packet \(largestDistancePacket), DTS \(seconds($0.dts))\($0.position >= 0 ? ", byte \($0.position)" : ""))" } ?? "")
+            if isWellInterleaved {
+                lines.append("interleaving: good: \(distance), no inversions")
+            } else {
+                var problems = [distance + (largestDistance > Self.distanceLimit ? " (over \(seconds(Self.distanceLimit)): a player must buffer that much)" : "")]
+                if let first = inversions.first {
+                    problems.append("\(inversions.count) inversions (a packet's DTS before one already read from the other stream; "
+                                    + "first: packet \(first.packet), DTS \(seconds(first.dts)) after \(seconds(first.otherDTS)))")
+                } else {
+                    problems.append("no inversions")
+                }
+                if backwardsInStream > 0 { problems.append("\(backwardsInStream) packets with DTS going backwards in their own stream") }
+                lines.append("interleaving: BAD: " + problems.joined(separator: "; "))
+            }
+        }
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import XCTest
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+
+/// `livemux report` on recordings LiveMux made, and on files with a deliberately bad interleave.
+final class ReportTests: XCTestCase {
+    var dir = ""
+
+    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
+    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
+
+    func report(_ path: String, svg: String? = nil) throws -> Tools.Result {
+        try Tools.livemux(["report", path] + (svg.map { ["--svg", $0] } ?? []))
+    }
+
+    func testGoodLivemuxFilesReportNoProblem() throws {
+        for format in ["asf", "flv"] {
+            let path = "\(dir)/good.\(format)", svg = "\(dir)/good-\(format).svg"
+            let r = try Tools.livemux(["record", "--no-realtime", "-q", "-t", "3", "--size", "160x120", "-o", path])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let out = try report(path, svg: svg)
+            XCTAssertEqual(out.status, 0, out.stderr)
+            let text = out.stdoutText
+            XCTAssertTrue(text.contains("interleaving: good"), text)
+            XCTAssertTrue(text.contains("no inversions"), text)
+            XCTAssertTrue(text.contains("video h264 160x120, 90 packets"), text)
+            let p = try Tools.probe(path)
+            let audioPackets = try XCTUnwrap(p.stream("audio")).packetCount
+            XCTAssertTrue(text.contains("audio aac 48000 Hz 2 ch, \(audioPackets) packets"), text)
+            XCTAssertTrue(text.contains("GOP: 2 keyframes, every 2.000 s = 60 frames; starts with a keyframe"), text)
+            XCTAssertTrue(text.contains("(\(format), "), text)
+            // The SVG is well-formed XML with one marker per keyframe.
+            let data = try Data(contentsOf: URL(fileURLWithPath: svg))
+            XCTAssertTrue(XMLParser(data: data).parse(), "well-formed SVG")
+            let svgText = String(decoding: data, as: UTF8.self)
+            XCTAssertEqual(svgText.components(separatedBy: "class=\"keyframe\"").count - 1, 2)
+            XCTAssertEqual(svgText.components(separatedBy: "class=\"inversion\"").count - 1, 0)
+        }
+    }
+
+    /// An FLV made by ffmpeg (well interleaved: the control), then the same tags with every audio
+    /// tag moved 2 s later in the file: a player reading it front to back must buffer 2 s.
+    func testBadInterleaveIsFlagged() throws {
+        let good = "\(dir)/ffmpeg.flv", bad = "\(dir)/bad.flv", svg = "\(dir)/bad.svg"
+        let made = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30",
+                                            "-f", "lavfi", "-i", "sine=sample_rate=48000", "-t", "4",
+                                            "-c:v", "libx264", "-bf", "0", "-g", "30", "-c:a", "aac", good])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let control = try report(good)
+        XCTAssertTrue(control.stdoutText.contains("interleaving: good"), control.stdoutText)
+
+        try Data(FLVTags.delayAudio(in: [UInt8](Data(contentsOf: URL(fileURLWithPath: good))), byMilliseconds: 2000))
+            .write(to: URL(fileURLWithPath: bad))
+        XCTAssertEqual(try Tools.probe(bad).streams.map(\.packetCount), try Tools.probe(good).streams.map(\.packetCount),
+                       "the bad file holds every packet and reads back")
+        let out = try report(bad, svg: svg)
+        XCTAssertEqual(out.status, 0, out.stderr)
+        let text = out.stdoutText
+        XCTAssertTrue(text.contains("interleaving: BAD"), text)
+        let match = try XCTUnwrap(text.range(of: #"(\d+) inversions"#, options: .regularExpression), text)
+        XCTAssertGreaterThan(Int(text[match].split(separator: " ")[0]) ?? 0, 50, text)
+        let distance = try XCTUnwrap(text.range(of: #"file order \d+\.\d+ s"#, options: .regularExpression))
+        let seconds = Double(text[distance].split(separator: " ")[2]) ?? 0
+        XCTAssertEqual(seconds, 2.0, accuracy: 0.1, text)
+        let svgText = try String(contentsOfFile: svg, encoding: .utf8)
+        XCTAssertTrue(svgText.contains("interleaving: BAD"))
+        XCTAssertGreaterThan(svgText.components(separatedBy: "class=\"inversion\"").count - 1, 50)
+    }
+
+    func testErrors() throws {
+        let missing = try report("\(dir)/none.asf")
+        XCTAssertEqual(missing.status, 1)
+        XCTAssertTrue(missing.stderr.hasPrefix("error: no such file"), missing.stderr)
+        let junk = "\(dir)/junk.asf"
+        try Data("not a recording".utf8).write(to: URL(fileURLWithPath: junk))
+        let unreadable = try report(junk)
+        XCTAssertEqual(unreadable.status, 1)
+        XCTAssertTrue(unreadable.stderr.hasPrefix("error: cannot read"), unreadable.stderr)
+        XCTAssertEqual(try Tools.livemux(["report"]).status, 64)
+        XCTAssertEqual(try Tools.livemux(["report", junk, "--bogus"]).status, 64)
+    }
+}
+
+/// Rearranges the tags of an FLV file (each tag moves with the PreviousTagSize after it, so the
+/// file stays valid).
+enum FLVTags {
+    static func delayAudio(in flv: [UInt8], byMilliseconds delay: Int) -> [UInt8] {
+        var offset = 13
+        var leading: [ArraySlice<UInt8>] = []
+        var media: [(time: Int, order: Int, bytes: ArraySlice<UInt8>)] = []
+        while offset + 11 <= flv.count {
+            let size = Int(flv[offset + 1]) << 16 | Int(flv[offset + 2]) << 8 | Int(flv[offset + 3])
+            let end = offset + 11 + size + 4
+            guard end <= flv.count else { break }
+            let type = flv[offset]
+            let ts = Int(flv[offset + 7]) << 24 | Int(flv[offset + 4]) << 16 | Int(flv[offset + 5]) << 8 | Int(flv[offset + 6])
+            let tag = flv[offset..<end]
+            if (type == 8 || type == 9) && size > 1 && flv[offset + 12] == 1 {
+                media.append((type == 8 ? ts + delay : ts, media.count, tag))
+            } else if media.isEmpty {
+                leading.append(tag)  // metadata and sequence headers stay in front
+            } else {
+                media.append((Int.max, media.count, tag))  // end of sequence stays last
+            }
+            offset = end
+        }
+        var out = Array(flv[0..<13])
+        for t in leading { out += t }
+        for t in media.sorted(by: { ($0.time, $0.order) < ($1.time, $1.order) }) { out += t.bytes }
+        return out
+    }
+}
