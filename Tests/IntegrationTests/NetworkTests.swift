@@ -135,6 +135,33 @@ final class NetworkTests: XCTestCase {
         }
     }
 
+    /// A TCP server that accepts and never reads: its output drops video (counted in the progress
+    /// line) while the file recording beside it keeps every frame at real-time speed.
+    func testSlowOutputDropsVideoAndNeverSlowsTheRecording() throws {
+        let port = try Network.freePort()
+        let sink = try Background("python3", ["-c", """
+            import socket, time
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            s.bind(("127.0.0.1", \(port))); s.listen(4); s.settimeout(0.2)
+            conns, end = [], time.time() + 20
+            while time.time() < end:
+                try: conns.append(s.accept()[0])
+                except socket.timeout: pass
+            """], directory: dir, name: "sink")
+        defer { kill(sink.process.processIdentifier, SIGKILL); sink.wait(timeout: 2) }
+        let deadline = Date().addingTimeInterval(5)
+        while !Network.canConnect(port: port) && Date() < deadline { usleep(50_000) }
+        let file = "\(dir)/rec.flv"
+        let r = try Tools.livemux(["record", "--size", "640x360", "--vbitrate", "4M", "-t", "8", "--output-queue", "32",
+                                   "-o", file, "-f", "flv", "-o", "tcp://127.0.0.1:\(port)"], timeout: 40)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stderr.contains("output-dropped="), "drops are shown in the progress line: \(r.stderr)")
+        XCTAssertLessThan(r.seconds, 8 + 6, "the stuck output is abandoned at the end, not waited for")
+        XCTAssertEqual(try packetCounts(file).video, 240, "the recording lost nothing")
+        XCTAssertEqual(try Tools.decodeErrors(file), "")
+    }
+
     func testBadURLOutputsAreRefused() throws {
         let r = try Tools.livemux(["record", "-t", "1", "-o", "nosuch://host/\(key)"])
         XCTAssertEqual(r.status, 1)

@@ -68,13 +68,13 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
         condition.signal()
     }
 
-    /// Sends what is queued (waiting at most `drainTimeout` seconds), then closes the connection.
+    /// Sends what is queued (waiting at most 3 s, then abandoning a stuck write), then closes the connection.
     func close() throws {
         condition.lock()
         closing = true
         condition.broadcast()
         condition.unlock()
-        if finished.wait(timeout: .now() + 5) == .timedOut {
+        if finished.wait(timeout: .now() + 3) == .timedOut {
             interruption.interrupt()
             condition.lock(); condition.broadcast(); condition.unlock()
             finished.wait()
