@@ -112,7 +112,15 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
                 guard retry(after: error, failures: &failures) else { return }
                 continue
             }
-            if everConnected || failures > 0 { report("output \(name): connected again after \(failures) failed attempt(s)") }
+            if everConnected || failures > 0 {
+                report("output \(name): connected again after \(failures) failed attempt(s)")
+                // Whatever piled up while disconnected is stale: start at the newest keyframe.
+                condition.lock()
+                let before = queue.dropped
+                queue.restartAtKeyframe()
+                noteDrops(queue.dropped - before)
+                condition.unlock()
+            }
             everConnected = true
             failures = 0
             do {
