@@ -36,6 +36,25 @@ static inline void lm_log_message(void *avcl, int level, const char *message) {
     av_log(avcl, level, "%s", message);
 }
 
+/* A log callback receives a va_list, which Swift cannot take in a @convention(c) closure: this C
+ * callback formats the line and hands it to a Swift function (LogRedaction.swift). Only the FFmpeg
+ * module includes this header, so there is one copy of these statics. */
+typedef void (*lm_log_line_sink)(int level, const char *line);
+/* Function-local statics: Swift's importer emits these with the function, not file-scope statics. */
+static inline lm_log_line_sink *lm_log_sink_slot(void) { static lm_log_line_sink slot; return &slot; }
+static inline void lm_log_redirect_callback(void *avcl, int level, const char *fmt, va_list vl) {
+    static int print_prefix = 1;
+    lm_log_line_sink sink = *lm_log_sink_slot();
+    if (level > av_log_get_level() || !sink) return;
+    char line[2048];
+    av_log_format_line2(avcl, level, fmt, vl, line, sizeof line, &print_prefix);
+    sink(level, line);
+}
+static inline void lm_log_redirect(lm_log_line_sink sink) {
+    *lm_log_sink_slot() = sink;
+    av_log_set_callback(lm_log_redirect_callback);
+}
+
 /* Rescale with rounding to nearest, halfway away from zero, passing min/max through. */
 static inline int64_t lm_rescale_q(int64_t a, AVRational bq, AVRational cq) {
     return av_rescale_q_rnd(a, bq, cq, AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX);

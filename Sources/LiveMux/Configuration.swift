@@ -104,12 +104,25 @@ public struct AudioSettings: Sendable, Equatable {
 public enum Destination: Sendable, Equatable {
     case file(String)
     case standardOutput
+    /// A URL written through libavformat's protocols (`rtmp://`, `srt://`, `tcp://`, `udp://`).
+    case network(String)
 
     public var description: String {
         switch self {
         case .file(let path): return path
         case .standardOutput: return "stdout"
+        case .network(let url): return maskedURL(url)
         }
+    }
+
+    /// `scheme://…` names a network output; anything else (but `-`) is a file.
+    public static func parse(_ text: String) -> Destination {
+        if text == "-" { return .standardOutput }
+        if let r = text.range(of: "://"), !text[..<r.lowerBound].isEmpty,
+           text[..<r.lowerBound].allSatisfy({ $0.isLetter || $0.isNumber || $0 == "+" || $0 == "-" || $0 == "." }) {
+            return .network(text)
+        }
+        return .file(text)
     }
 }
 
@@ -140,6 +153,12 @@ public struct RecordConfiguration: Sendable {
     public var realtime = true
     /// Packets each stream's mux queue holds before its producer waits.
     public var queueCapacity = 256
+    /// `livemux serve`: where the HTTP server for live viewers listens (nil: no server).
+    public var listen: ListenAddress?
+    /// How network outputs retry after a failure.
+    public var reconnect = ReconnectPolicy()
+    /// Chunks each network output or HTTP viewer holds before dropping video (see OutputQueue).
+    public var outputQueueCapacity = 512
 
     public init() {}
 

@@ -20,6 +20,7 @@ public final class Pipeline: @unchecked Sendable {
     private let failureLock = NSLock()
     private var sourceFailure: Error?
     private var started = false
+    private let server: HTTPServer?
 
     /// - Parameter report: receives warnings (an output that stopped while others go on).
     public init(_ config: RecordConfiguration, quiet: Bool = false,
@@ -79,10 +80,33 @@ public final class Pipeline: @unchecked Sendable {
             sinksToOpen.append((index, spec.destination))
         }
         // Last, create the files: nothing is written unless everything before succeeded.
+        let statistics = self.statistics
+        let countDropped: @Sendable (Int) -> Void = { statistics.countOutputDropped($0) }
+        // Live viewers over HTTP: one hub per container, fed by that container's streaming muxer.
+        var routes: [String: StreamHub] = [:]
+        if config.listen != nil {
+            for format in ContainerFormat.allCases where !wantVideo || format.carries(config.video.codec) {
+                let index: Int
+                if let i = outputs.firstIndex(where: { $0.writer.format == format && !$0.writer.seekable }) {
+                    index = i
+                } else {
+                    outputs.append(.init(writer: try ContainerWriter(format: format, seekable: false, streams: streams), sinks: []))
+                    index = outputs.count - 1
+                }
+                let hub = StreamHub(name: "/live.\(format.rawValue)", contentType: format == .flv ? "video/x-flv" : "video/x-ms-asf",
+                                    queueLimit: config.outputQueueCapacity, countDropped: countDropped)
+                routes[hub.name] = hub
+                outputs[index].sinks.append(hub)
+            }
+        }
+        server = try config.listen.map { try HTTPServer(address: $0, routes: routes) }
         for (index, destination) in sinksToOpen {
             switch destination {
             case .file(let path): outputs[index].sinks.append(try FileSink(path: path))
             case .standardOutput: outputs[index].sinks.append(StandardOutputSink())
+            case .network(let url):
+                outputs[index].sinks.append(NetworkSink(url: url, policy: config.reconnect, queueLimit: config.outputQueueCapacity,
+                                                        report: report, countDropped: countDropped))
             }
         }
         // Video encodes on a thread of its own, overlapping capture; audio is cheap enough to
@@ -102,7 +126,15 @@ public final class Pipeline: @unchecked Sendable {
     /// Refuses what cannot work, with a message that says what would.
     static func validate(_ c: RecordConfiguration) throws {
         if !c.recordVideo && !c.recordAudio { throw LiveMuxError.invalid("nothing to record: --no-video and --no-audio together") }
-        if c.outputs.isEmpty { throw LiveMuxError.invalid("no output: give -o FILE or -o -") }
+        if c.outputs.isEmpty && c.listen == nil { throw LiveMuxError.invalid("no output: give -o FILE or -o -") }
+        for o in c.outputs {
+            guard case .network(let url) = o.destination else { continue }
+            // libavformat's protocols print the URLs they open: keep the secrets out of its log.
+            FFmpegLogRedaction.redact(secretParts(of: url))
+            guard NetworkOutput.canWrite(url: url) else {
+                throw LiveMuxError.unsupported("cannot write to \(maskedURL(url)): this FFmpeg has no protocol for it (use rtmp://, srt://, tcp:// or udp://)")
+            }
+        }
         for o in c.outputs where c.recordVideo && !o.format.carries(c.video.codec) {
             throw LiveMuxError.unsupported("\(o.format.rawValue.uppercased()) cannot carry \(c.video.codec.rawValue.uppercased()) with FFmpeg 5.1"
                                            + " (use -f asf for HEVC, or --vcodec h264 for FLV)")
@@ -119,6 +151,7 @@ public final class Pipeline: @unchecked Sendable {
     public func start() {
         guard !started else { return }
         started = true
+        server?.start()
         spawn("livemux-mux") { [muxThread] in muxThread.run() }
         encoderThreads.forEach { $0.start() }
         for (i, source) in sources.enumerated() {
@@ -162,6 +195,7 @@ public final class Pipeline: @unchecked Sendable {
     /// Waits until every thread has finished; throws the first failure.
     public func wait() throws {
         group.wait()
+        server?.stop()
         failureLock.lock()
         let failure = sourceFailure
         failureLock.unlock()

@@ -43,6 +43,8 @@ public struct StatisticsSnapshot: Sendable {
     /// Media seconds per wall-clock second.
     public var speed: Double { elapsed > 0 ? mediaTime / elapsed : 0 }
     public var dropped: Int { video.dropped + audio.dropped }
+    /// Chunks network outputs and HTTP viewers dropped because they fell behind.
+    public var outputDropped = 0
 }
 
 /// The pipeline's counters, updated by the capture and mux threads. Locking: `lock` guards `data`.
@@ -63,6 +65,7 @@ final class Statistics: @unchecked Sendable {
 
     func countInput(_ s: StreamKind) { update { $0[keyPath: Self.path(s)].framesIn += 1 } }
     func countDropped(_ s: StreamKind, _ n: Int = 1) { update { $0[keyPath: Self.path(s)].dropped += n } }
+    func countOutputDropped(_ n: Int) { update { $0.outputDropped += n } }
     func countEncoded(_ s: StreamKind, bytes: Int) {
         update {
             $0[keyPath: Self.path(s)].packetsOut += 1

@@ -15,6 +15,8 @@ public enum CLI {
     COMMANDS
       record    capture from devices or test sources, encode (H.264/HEVC + AAC), mux live
                 try: livemux record -t 10 -o demo.asf   (then: ffplay demo.asf)
+      serve     the same, and serve live viewers over HTTP (/live.flv, /live.asf)
+                try: livemux serve --listen 127.0.0.1:8080   (then: ffplay http://127.0.0.1:8080/live.flv)
       mux       mux already-encoded H.264/HEVC + AAC (files, elementary streams) without re-encoding
                 try: livemux mux --video clip.h264 --audio clip.aac -o clip.flv
       report    read a recording back: streams, GOP, bit rate, interleaving; --svg timeline
@@ -35,13 +37,14 @@ public enum CLI {
         case "-h", "--help", "help":
             print(help)
             return ExitCode.success.rawValue
-        case "record":
+        case "record", "serve":
+            let serving = command == "serve"
             if rest.contains("-h") || rest.contains("--help") {
-                print(RecordCommand.help)
+                print((serving ? RecordCommand.serveHelp : "") + RecordCommand.help)
                 return ExitCode.success.rawValue
             }
             do {
-                return try record(RecordCommand.parse(rest)).rawValue
+                return try record(RecordCommand.parse(rest, serving: serving)).rawValue
             } catch let error as UsageError {
                 Terminal.error(error.description)
                 return ExitCode.usage.rawValue
@@ -79,7 +82,7 @@ public enum CLI {
                 return ExitCode.failure.rawValue
             }
         default:
-            Terminal.error("unknown command '\(command)' (commands: record, mux, report; see livemux --help)")
+            Terminal.error("unknown command '\(command)' (commands: record, serve, mux, report; see livemux --help)")
             return ExitCode.usage.rawValue
         }
     }

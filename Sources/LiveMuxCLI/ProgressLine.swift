@@ -43,8 +43,10 @@ final class ProgressLine: @unchecked Sendable {
         let clock = String(format: "%02d:%02d:%05.2f", Int(t) / 3600, Int(t) / 60 % 60, t.truncatingRemainder(dividingBy: 60))
         let fps = s.elapsed > 0 ? Double(s.video.packetsOut) / s.elapsed : 0
         let kbps = t > 0 ? Double(s.bytesOut) * 8 / t / 1000 : 0
-        return String(format: "time=%@ frames=%d fps=%.1f bitrate=%.1fkbits/s speed=%.2fx dropped=%d av=%+.1fms latency99=%.0fms",
-                      clock, s.video.packetsOut, fps, kbps, s.speed, s.dropped, s.avOffsetMs,
-                      Double(s.latency.percentile(0.99)) / 1000)
+        let line = String(format: "time=%@ frames=%d fps=%.1f bitrate=%.1fkbits/s speed=%.2fx dropped=%d av=%+.1fms latency99=%.0fms",
+                          clock, s.video.packetsOut, fps, kbps, s.speed, s.dropped, s.avOffsetMs,
+                          Double(s.latency.percentile(0.99)) / 1000)
+        // Chunks slow network outputs or viewers skipped (the recording itself lost nothing).
+        return s.outputDropped > 0 ? line + " output-dropped=\(s.outputDropped)" : line
     }
 }

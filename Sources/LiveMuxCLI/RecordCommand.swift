@@ -41,9 +41,17 @@ struct RecordCommand {
       --abitrate BPS        bit rate (default: 128k)
 
     OUTPUT
-      -o FILE|-             where to write; '-' is stdout (a streamable container). Repeatable.
+      -o FILE|-|URL         where to write; '-' is stdout (a streamable container); a URL
+                            (rtmp://host/app/KEY, srt://, tcp://, udp://) is pushed live, each
+                            with its own queue, reconnecting after failures. Repeatable: one
+                            encode feeds every output.
       -f asf|flv            container of the next -o (after the last -o: of that one);
-                            default: from the file name (.asf, .flv); stdout: asf
+                            default: from the file name (.asf, .flv), FLV for URLs; stdout: asf
+      --reconnect-delay S   first wait before reconnecting a failed URL output (default: 0.5)
+      --reconnect-max-delay S  longest wait between attempts, doubling from the first (default: 10)
+      --reconnect-attempts N   consecutive failures before a URL output is given up (default: 10)
+      --output-queue N      chunks a URL output or HTTP viewer may lag before video is dropped
+                            (default: 512)
       -t SECONDS            stop after this much media (default: until SIGINT or SIGTERM)
 
     DISPLAY
@@ -58,7 +66,20 @@ struct RecordCommand {
     a second SIGINT exits at once with 130. Exit codes: 0 success, 64 usage error, 1 failure.
     """
 
-    static func parse(_ arguments: [String]) throws -> RecordCommand {
+    /// The options `livemux serve` adds to those of record.
+    static let serveHelp = """
+    USAGE: livemux serve [--listen HOST:PORT] [record options] [-o OUTPUT …]
+
+    Serves the live stream over HTTP to any number of viewers from one encode:
+      http://HOST:PORT/live.flv   (H.264 only)   and   http://HOST:PORT/live.asf
+    A viewer joining mid-stream starts at the latest keyframe. -o outputs work as in record.
+
+      --listen HOST:PORT    address to listen on (default: 127.0.0.1:8080; loopback unless
+                            told otherwise, e.g. 0.0.0.0:8080)
+
+    """
+
+    static func parse(_ arguments: [String], serving: Bool = false) throws -> RecordCommand {
         var cmd = RecordCommand()
         var c = RecordConfiguration()
         var reader = ArgumentReader(arguments)
@@ -67,6 +88,7 @@ struct RecordCommand {
         var videoSpec: String?, audioSpec: String?, inputSpec: String?
         var outputs: [(String, ContainerFormat?)] = []
         var pendingFormat: ContainerFormat?
+        if serving { c.listen = ListenAddress(port: 8080) }
         while let opt = try reader.nextOption() {
             switch opt.name {
             case "--video": videoSpec = try reader.value(for: opt)
@@ -118,14 +140,24 @@ struct RecordCommand {
                 cmd.statsPath = path
             case "-q", "--quiet": cmd.quiet = true
             case "-v", "--verbose": cmd.verbose = true
+            case "--listen" where serving:
+                let v = try reader.value(for: opt)
+                guard let address = ListenAddress.parse(v) else {
+                    throw UsageError("--listen takes IPv4-ADDRESS:PORT, such as 127.0.0.1:8080, not '\(v)'")
+                }
+                c.listen = address
+            case "--reconnect-delay": c.reconnect.firstDelay = try Values.seconds(try reader.value(for: opt), option: opt.name)
+            case "--reconnect-max-delay": c.reconnect.maxDelay = try Values.seconds(try reader.value(for: opt), option: opt.name)
+            case "--reconnect-attempts": c.reconnect.attempts = try Values.integer(try reader.value(for: opt), option: opt.name, range: 0...1_000_000)
+            case "--output-queue": c.outputQueueCapacity = try Values.integer(try reader.value(for: opt), option: opt.name, range: 8...1_000_000)
             case "--queue-size": c.queueCapacity = try Values.integer(try reader.value(for: opt), option: opt.name, range: 1...100_000)
             default:
                 throw UsageError("unknown option '\(opt.name)' for record (see livemux record --help)")
             }
         }
-        guard !outputs.isEmpty else { throw UsageError("no output: give -o FILE or -o - for stdout") }
+        guard !outputs.isEmpty || serving else { throw UsageError("no output: give -o FILE or -o - for stdout") }
         // A -f after the last -o names that output's container (`-o - -f flv`).
-        if let f = pendingFormat {
+        if let f = pendingFormat, !outputs.isEmpty {
             guard outputs[outputs.count - 1].1 == nil else { throw UsageError("-f \(f.rawValue) after the last -o has no output to apply to") }
             outputs[outputs.count - 1].1 = f
         }
@@ -153,11 +185,18 @@ struct RecordCommand {
             throw UsageError("--audio-opt applies to an --audio or --input source; the built-in tone takes --sample-rate")
         }
         c.outputs = try outputs.map { (name, format) in
-            let destination: Destination = name == "-" ? .standardOutput : .file(name)
-            guard let f = format ?? ContainerFormat.implied(by: name) ?? (name == "-" ? .asf : nil) else {
+            let destination = Destination.parse(name)
+            var urlDefault: ContainerFormat? = nil
+            if case .network = destination { urlDefault = .flv }  // streamable, and what RTMP carries
+            guard let f = format ?? ContainerFormat.implied(by: name) ?? urlDefault ?? (name == "-" ? .asf : nil) else {
                 throw UsageError("cannot tell the container of '\(name)' from its name: add -f asf or -f flv")
             }
             return OutputSpec(destination: destination, format: f)
+        }
+        for o in c.outputs {
+            if case .network(let url) = o.destination, url.lowercased().hasPrefix("rtmp"), o.format != .flv {
+                throw UsageError("RTMP carries FLV only: drop -f \(o.format.rawValue) for \(o.destination.description)")
+            }
         }
         for o in c.outputs where c.recordVideo && !o.format.carries(c.video.codec) {
             throw UsageError("\(o.format.rawValue.uppercased()) cannot carry \(c.video.codec.rawValue.uppercased()) with FFmpeg 5.1: use -f asf for HEVC, or --vcodec h264 for FLV")

@@ -104,6 +104,9 @@ public final class FileMuxJob: @unchecked Sendable {
         case .standardOutput:
             sink = StandardOutputSink()
             outputPath = nil
+        case .network(let url):
+            // Not wired up yet: URL outputs need the reconnect policy and queue of `record`.
+            throw LiveMuxError.unsupported("livemux mux writes to a file or stdout, not \(maskedURL(url)): pipe it, e.g. -o - -f flv | ffmpeg -i - -c copy -f flv URL")
         }
         let seekable: Bool
         if case .file = c.output { seekable = true } else { seekable = false }

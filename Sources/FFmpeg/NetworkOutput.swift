@@ -1,0 +1,75 @@
+import CFFmpeg
+import Synchronization
+
+/// A connection to a URL that libavformat's protocols can write (`rtmp://`, `srt://`, `tcp://`,
+/// `udp://`), opened with `avio_open2`. The RTMP protocol takes FLV bytes — file header, then
+/// tags — and turns each tag into RTMP messages, so the FLV muxer's chunks can be written as they are.
+///
+/// Used by one writer thread only, except `interrupt()`, which any thread may call to make a
+/// blocking open or write give up (libavformat polls the interrupt callback while it waits).
+public final class NetworkOutput: @unchecked Sendable {
+    private var context: UnsafeMutablePointer<AVIOContext>?
+    private let interruption: Interruption
+
+    /// A flag libavformat polls while it waits. The caller keeps it, so it can interrupt a
+    /// connection attempt before `init` has returned.
+    public final class Interruption: Sendable {
+        let requested = Atomic<Bool>(false)
+        public init() {}
+        /// Makes a blocking open, write or close return with an error: from any thread.
+        public func interrupt() { requested.store(true, ordering: .relaxed) }
+        public var isRequested: Bool { requested.load(ordering: .relaxed) }
+    }
+
+    /// Connects. `options` are the protocol's private options (`rw_timeout`, `timeout`, …).
+    /// `displayName` replaces the URL in errors, so secrets in it never reach a message.
+    public init(url: String, displayName: String, options: [(String, String)] = [],
+                interruption: Interruption = Interruption()) throws {
+        self.interruption = interruption
+        var callback = AVIOInterruptCB()
+        callback.callback = { opaque in
+            guard let opaque else { return 0 }
+            return Unmanaged<Interruption>.fromOpaque(opaque).takeUnretainedValue().requested.load(ordering: .relaxed) ? 1 : 0
+        }
+        callback.opaque = Unmanaged.passUnretained(interruption).toOpaque()
+        var dict: OpaquePointer? = nil
+        defer { av_dict_free(&dict) }
+        for (k, v) in options { av_dict_set(&dict, k, v, 0) }
+        var pb: UnsafeMutablePointer<AVIOContext>? = nil
+        try check(avio_open2(&pb, url, AVIO_FLAG_WRITE, &callback, &dict), "avio_open2(\(displayName))")
+        context = pb
+    }
+
+    deinit {
+        if context != nil { avio_closep(&context) }
+    }
+
+    /// Writes all of `bytes` and flushes them to the protocol, so a live stream leaves at once.
+    public func write(_ bytes: [UInt8]) throws {
+        guard let pb = context else { throw FFmpegError(code: FFmpegError.posix(EINVAL), function: "avio_write") }
+        guard !bytes.isEmpty else { return }
+        bytes.withUnsafeBufferPointer { avio_write(pb, $0.baseAddress, Int32($0.count)) }
+        avio_flush(pb)
+        // avio reports a failed protocol write through `error`, not a return value.
+        try check(pb.pointee.error, "avio_write")
+    }
+
+    /// Flushes and closes the connection.
+    public func close() throws {
+        guard context != nil else { return }
+        avio_flush(context)
+        let error = context!.pointee.error
+        try check(avio_closep(&context), "avio_close")
+        try check(error, "avio_flush")
+    }
+
+    /// Whether libavformat has a protocol that can write this URL's scheme.
+    public static func canWrite(url: String) -> Bool {
+        guard let name = avio_find_protocol_name(url) else { return false }
+        var opaque: UnsafeMutableRawPointer? = nil
+        while let p = avio_enum_protocols(&opaque, 1) {
+            if strcmp(p, name) == 0 { return true }
+        }
+        return false
+    }
+}

@@ -1,0 +1,348 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where `livemux serve` listens: `HOST:PORT`, loopback unless told otherwise.
+public struct ListenAddress: Sendable, Equatable {
+    public var host: String
+    public var port: UInt16
+
+    public init(host: String = "127.0.0.1", port: UInt16) {
+        self.host = host
+        self.port = port
+    }
+
+    /// `127.0.0.1:8080`, `0.0.0.0:8080`, `:8080` (loopback), `8080` (loopback). IPv4 only.
+    public static func parse(_ text: String) -> ListenAddress? {
+        var host = "127.0.0.1", portText = Substring(text)
+        if let colon = text.lastIndex(of: ":") {
+            let h = text[..<colon]
+            if !h.isEmpty { host = String(h) }
+            portText = text[text.index(after: colon)...]
+        }
+        guard let port = UInt16(portText), port > 0 else { return nil }
+        var addr = in_addr()
+        guard inet_pton(AF_INET, host, &addr) == 1 else { return nil }
+        return ListenAddress(host: host, port: port)
+    }
+
+    public var description: String { "\(host):\(port)" }
+}
+
+/// What a client asked for, from the request head. Pure parsing, unit-tested.
+struct HTTPRequest: Equatable {
+    var method: String
+    var path: String
+    /// `HTTP/1.1` clients get the stream chunked, so its end is a clean end, not a dropped connection.
+    var isHTTP11 = false
+
+    /// Parses the request line of a head (`GET /live.flv HTTP/1.1`); nil when it is malformed.
+    static func parse(_ head: [UInt8]) -> HTTPRequest? {
+        guard let end = head.firstIndex(of: UInt8(ascii: "\r")) ?? head.firstIndex(of: UInt8(ascii: "\n")),
+              let line = String(bytes: head[..<end], encoding: .ascii) else { return nil }
+        let parts = line.split(separator: " ", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[2].hasPrefix("HTTP/1."), !parts[0].isEmpty,
+              parts[0].allSatisfy({ $0.isUppercase }), parts[1].hasPrefix("/") else { return nil }
+        var path = parts[1]
+        if let q = path.firstIndex(of: "?") { path = path[..<q] }
+        return HTTPRequest(method: String(parts[0]), path: String(path), isHTTP11: parts[2] == "HTTP/1.1")
+    }
+}
+
+/// An HTTP/1.1 server on plain POSIX sockets that streams live containers to any number of viewers.
+/// One thread accepts; each connection gets its own thread, which reads the request (bounded in
+/// size and time, so a slow or malformed client cannot stall anything) and then writes that
+/// viewer's queue. Locking: `lock` guards `connections` and `stopping`.
+final class HTTPServer: @unchecked Sendable {
+    let address: ListenAddress
+    private let routes: [String: StreamHub]
+    private let listener: Int32
+    private let lock = NSLock()
+    private var connections = 0
+    private var stopping = false
+    private let acceptDone = DispatchSemaphore(value: 0)
+    static let maxConnections = 64
+    static let maxRequestBytes = 8192
+    static let requestTimeoutSeconds = 5
+
+    /// Binds and listens (so a busy port fails before anything is recorded); `start` accepts.
+    init(address: ListenAddress, routes: [String: StreamHub]) throws {
+        self.address = address
+        self.routes = routes
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard fd >= 0 else { throw LiveMuxError.output("cannot create a socket: \(String(cString: strerror(errno)))") }
+        var yes: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        var sin = sockaddr_in()
+        sin.sin_family = sa_family_t(AF_INET)
+        sin.sin_port = address.port.bigEndian
+        inet_pton(AF_INET, address.host, &sin.sin_addr)
+        let bound = withUnsafePointer(to: &sin) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0, listen(fd, 64) == 0 else {
+            let message = String(cString: strerror(errno))
+            Glibc.close(fd)
+            throw LiveMuxError.output("cannot listen on \(address.description): \(message) (choose another --listen port)")
+        }
+        listener = fd
+    }
+
+    func start() {
+        let thread = Thread { [self] in acceptLoop() }
+        thread.name = "livemux-http"
+        thread.start()
+    }
+
+    /// Stops accepting and closes the listening socket. Viewers end when their hub closes.
+    func stop() {
+        lock.lock()
+        let already = stopping
+        stopping = true
+        lock.unlock()
+        guard !already else { return }
+        acceptDone.wait()
+        Glibc.close(listener)
+    }
+
+    private var isStopping: Bool { lock.lock(); defer { lock.unlock() }; return stopping }
+
+    private func acceptLoop() {
+        defer { acceptDone.signal() }
+        while !isStopping {
+            // poll with a timeout, so `stop` is noticed without closing the socket under accept.
+            var pfd = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&pfd, 1, 200)
+            guard ready > 0 else { continue }
+            let client = accept(listener, nil, nil)
+            guard client >= 0 else { continue }
+            lock.lock()
+            let accepted = connections < Self.maxConnections
+            if accepted { connections += 1 }
+            lock.unlock()
+            guard accepted else {
+                Self.respond(client, status: "503 Service Unavailable", body: "too many connections\n")
+                Glibc.close(client)
+                continue
+            }
+            let thread = Thread { [self] in
+                serve(client)
+                lock.lock(); connections -= 1; lock.unlock()
+            }
+            thread.name = "livemux-http-client"
+            thread.start()
+        }
+    }
+
+    /// Reads one request and answers it; a stream request becomes a viewer until it ends.
+    private func serve(_ fd: Int32) {
+        var timeout = timeval(tv_sec: Self.requestTimeoutSeconds, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var noSigpipe: Int32 = 1
+        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &noSigpipe, socklen_t(MemoryLayout<Int32>.size))
+        guard let head = Self.readHead(fd) else {
+            Self.respond(fd, status: "400 Bad Request", body: "bad request\n")
+            Glibc.close(fd)
+            return
+        }
+        guard let request = HTTPRequest.parse(head) else {
+            Self.respond(fd, status: "400 Bad Request", body: "bad request\n")
+            Glibc.close(fd)
+            return
+        }
+        guard request.method == "GET" || request.method == "HEAD" else {
+            Self.respond(fd, status: "405 Method Not Allowed", body: "only GET and HEAD\n", extra: "Allow: GET, HEAD\r\n")
+            Glibc.close(fd)
+            return
+        }
+        guard let hub = routes[request.path] else {
+            let paths = routes.keys.sorted().joined(separator: " ")
+            Self.respond(fd, status: "404 Not Found", body: "not found; streams: \(paths)\n")
+            Glibc.close(fd)
+            return
+        }
+        let framing = request.isHTTP11 ? "Transfer-Encoding: chunked\r\n" : ""
+        let head200 = "HTTP/1.1 200 OK\r\nContent-Type: \(hub.contentType)\r\nCache-Control: no-cache\r\n\(framing)Connection: close\r\n\r\n"
+        guard Self.sendAll(fd, Array(head200.utf8)), request.method == "GET" else {
+            Glibc.close(fd)
+            return
+        }
+        hub.serveViewer(fd, chunked: request.isHTTP11)  // returns when the viewer is gone or the stream ended; closes fd
+    }
+
+    /// The request head up to the blank line; nil when the client sends too much, too slowly, or nothing.
+    private static func readHead(_ fd: Int32) -> [UInt8]? {
+        var head: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        let started = Date()
+        while head.count < maxRequestBytes {
+            if Date().timeIntervalSince(started) > Double(requestTimeoutSeconds) { return nil }
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return nil }
+            head.append(contentsOf: buffer[..<n])
+            if let end = findBlankLine(head) { return Array(head[..<end]) }
+        }
+        return nil
+    }
+
+    private static func findBlankLine(_ b: [UInt8]) -> Int? {
+        guard b.count >= 2 else { return nil }
+        for i in 1..<b.count where b[i] == 10 {
+            if b[i - 1] == 10 { return i }
+            if i >= 3 && b[i - 1] == 13 && b[i - 2] == 10 && b[i - 3] == 13 { return i }
+        }
+        return nil
+    }
+
+    private static func respond(_ fd: Int32, status: String, body: String, extra: String = "") {
+        let text = "HTTP/1.1 \(status)\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n\(extra)Connection: close\r\n\r\n\(body)"
+        _ = sendAll(fd, Array(text.utf8))
+    }
+
+    /// Writes everything; false when the viewer is gone. MSG_NOSIGNAL: a closed socket is EPIPE, not a signal.
+    static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { buffer in
+            var offset = 0
+            while offset < buffer.count {
+                let n = send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                if n < 0 {
+                    if errno == EINTR { continue }
+                    return false
+                }
+                offset += n
+            }
+            return true
+        }
+    }
+}
+
+/// One live stream served over HTTP (`/live.flv`): a sink of its muxer that keeps the header and
+/// a GOP cache (the chunks since the latest video keyframe), so a viewer who joins mid-stream
+/// starts decoding at once. Each viewer has its own `OutputQueue`; one that falls hopelessly behind
+/// is disconnected without touching the others. Locking: `lock` guards every `var`.
+final class StreamHub: ChunkSink, @unchecked Sendable {
+    let name: String
+    let contentType: String
+    var isSeekable: Bool { false }
+    private let queueLimit: Int
+    private let countDropped: @Sendable (Int) -> Void
+    private let lock = NSLock()
+    private var header: Chunk?
+    private var gop: [Chunk] = []
+    private var viewers: [ObjectIdentifier: Viewer] = [:]
+    private var ended = false
+    /// The cache stops growing past this: a GOP longer than it is served from the next keyframe.
+    static let gopCacheLimit = 4096
+
+    /// One connected viewer. Locking: `condition` guards `queue`, `ended` and `gone`.
+    final class Viewer: @unchecked Sendable {
+        let fd: Int32
+        let condition = NSCondition()
+        var queue: OutputQueue
+        var ended = false
+        var gone = false
+        init(fd: Int32, limit: Int) {
+            self.fd = fd
+            queue = OutputQueue(limit: limit)
+        }
+    }
+
+    init(name: String, contentType: String, queueLimit: Int, countDropped: @escaping @Sendable (Int) -> Void) {
+        self.name = name
+        self.contentType = contentType
+        self.queueLimit = queueLimit
+        self.countDropped = countDropped
+    }
+
+    var viewerCount: Int { lock.lock(); defer { lock.unlock() }; return viewers.count }
+
+    func write(_ chunk: Chunk) throws {
+        lock.lock()
+        defer { lock.unlock() }
+        switch chunk.kind {
+        case .header: header = chunk
+        case .media(.video, _, true): gop = [chunk]
+        case .media:
+            if !gop.isEmpty && gop.count < Self.gopCacheLimit { gop.append(chunk) } else { gop = [] }
+        case .trailer: ended = true
+        }
+        for viewer in viewers.values { deliver(chunk, to: viewer) }
+    }
+
+    private func deliver(_ chunk: Chunk, to viewer: Viewer) {
+        viewer.condition.lock()
+        defer { viewer.condition.unlock() }
+        let before = viewer.queue.dropped
+        if viewer.queue.push(chunk) == .overflow {
+            // A viewer that reads nothing: cut it off rather than hold its backlog.
+            viewer.gone = true
+            shutdown(viewer.fd, Int32(SHUT_RDWR))
+        }
+        if chunk.kind == .trailer { viewer.ended = true }
+        if viewer.queue.dropped > before { countDropped(viewer.queue.dropped - before) }
+        viewer.condition.signal()
+    }
+
+    func close() throws {
+        lock.lock()
+        ended = true
+        let all = Array(viewers.values)
+        lock.unlock()
+        for v in all {
+            v.condition.lock()
+            v.ended = true
+            v.condition.signal()
+            v.condition.unlock()
+        }
+        // Give viewers a moment to receive the end of the stream, then cut off any that lag.
+        let deadline = Date().addingTimeInterval(2)
+        while viewerCount > 0 && Date() < deadline { usleep(20_000) }
+        for v in all { shutdown(v.fd, Int32(SHUT_RDWR)) }
+    }
+
+    /// Runs on the viewer's connection thread: sends the header, the GOP cache, then the live
+    /// stream, until the viewer leaves or the stream ends. Closes `fd`.
+    func serveViewer(_ fd: Int32, chunked: Bool) {
+        let viewer = Viewer(fd: fd, limit: queueLimit)
+        lock.lock()
+        if ended || header == nil {
+            lock.unlock()
+            Glibc.close(fd)
+            return
+        }
+        _ = viewer.queue.push(header!)
+        if gop.isEmpty {
+            // No keyframe cached: start at the next one.
+            viewer.queue.restartAtKeyframe()
+        }
+        for chunk in gop { _ = viewer.queue.push(chunk) }
+        let id = ObjectIdentifier(viewer)
+        viewers[id] = viewer
+        lock.unlock()
+        defer {
+            lock.lock()
+            viewers[id] = nil
+            lock.unlock()
+            Glibc.close(fd)
+        }
+        while true {
+            viewer.condition.lock()
+            while viewer.queue.isEmpty && !viewer.ended && !viewer.gone { viewer.condition.wait() }
+            let chunk = viewer.gone ? nil : viewer.queue.pop()
+            viewer.condition.unlock()
+            guard let chunk else { break }
+            if !chunk.bytes.isEmpty {
+                // Chunked transfer coding: size in hex, CRLF, the bytes, CRLF.
+                let bytes = chunked ? Array(String(chunk.bytes.count, radix: 16).utf8) + [13, 10] + chunk.bytes + [13, 10] : chunk.bytes
+                if !HTTPServer.sendAll(fd, bytes) { return }
+            }
+            if chunk.kind == .trailer { break }
+        }
+        viewer.condition.lock()
+        let gone = viewer.gone
+        viewer.condition.unlock()
+        if chunked && !gone { _ = HTTPServer.sendAll(fd, Array("0\r\n\r\n".utf8)) }
+    }
+}

@@ -1,0 +1,185 @@
+import Foundation
+import FFmpeg
+
+/// A network output (`rtmp://`, `srt://`, `tcp://`, `udp://`) with its own bounded queue and writer
+/// thread, so a slow or dead server never blocks the mux thread, the recording or other outputs.
+///
+/// The mux thread calls `write` (which only queues) and `close`; the writer thread connects, sends
+/// the header and the chunks, and on a failure reconnects with backoff, sending fresh headers and
+/// restarting at a video keyframe. Locking: `condition` guards every `var` below it.
+final class NetworkSink: ChunkSink, @unchecked Sendable {
+    let name: String
+    var isSeekable: Bool { false }
+    private let url: String
+    private let policy: ReconnectPolicy
+    private let reconnects: Bool
+    private let report: @Sendable (String) -> Void
+    private let countDropped: @Sendable (Int) -> Void
+    private let interruption = NetworkOutput.Interruption()
+    private let finished = DispatchSemaphore(value: 0)
+
+    private let condition = NSCondition()
+    private var queue: OutputQueue
+    private var header: Chunk?
+    private var closing = false
+    /// Set when the output has been given up; `write` then throws it so the mux thread drops the sink.
+    private var failure: Error?
+
+    /// A write blocked for 5 s counts as a failure; SRT's live mode drops unsent data at close
+    /// unless it may linger, which would lose the end of the stream (the ASF trailer's last packet).
+    private var protocolOptions: [(String, String)] {
+        var options = [("rw_timeout", "5000000")]
+        if url.lowercased().hasPrefix("srt:") { options.append(("linger", "2")) }
+        return options
+    }
+
+    /// Schemes whose connection can be made again after it failed (udp has no connection).
+    static let reconnectingSchemes: Set<String> = ["rtmp", "rtmps", "rtmpt", "rtmpe", "rtmpte", "rtmpts", "srt", "tcp"]
+
+    init(url: String, policy: ReconnectPolicy, queueLimit: Int,
+         report: @escaping @Sendable (String) -> Void, countDropped: @escaping @Sendable (Int) -> Void) {
+        self.url = url
+        name = maskedURL(url)
+        self.policy = policy
+        let scheme = url.split(separator: ":", maxSplits: 1).first.map { $0.lowercased() } ?? ""
+        reconnects = Self.reconnectingSchemes.contains(scheme)
+        self.report = report
+        self.countDropped = countDropped
+        queue = OutputQueue(limit: queueLimit)
+        let thread = Thread { [self] in run() }
+        thread.name = "livemux-net"
+        thread.start()
+    }
+
+    func write(_ chunk: Chunk) throws {
+        condition.lock()
+        defer { condition.unlock() }
+        if let failure { throw failure }
+        if chunk.kind == .header { header = chunk; condition.signal(); return }
+        let before = queue.dropped
+        switch queue.push(chunk) {
+        case .queued, .dropped: break
+        case .overflow:
+            // Only audio and keyframes are left and still the output does not keep up: start over
+            // at the next keyframe rather than grow without bound.
+            queue.restartAtKeyframe()
+        }
+        noteDrops(queue.dropped - before)
+        condition.signal()
+    }
+
+    /// Sends what is queued (waiting at most 3 s, then abandoning a stuck write), then closes the connection.
+    func close() throws {
+        condition.lock()
+        closing = true
+        condition.broadcast()
+        condition.unlock()
+        if finished.wait(timeout: .now() + 3) == .timedOut {
+            interruption.interrupt()
+            condition.lock(); condition.broadcast(); condition.unlock()
+            finished.wait()
+        }
+        condition.lock()
+        defer { condition.unlock() }
+        if let failure { throw failure }
+    }
+
+    private func noteDrops(_ n: Int) {
+        guard n > 0 else { return }
+        countDropped(n)
+    }
+
+    // MARK: the writer thread
+
+    private func run() {
+        defer { finished.signal() }
+        var failures = 0
+        var everConnected = false
+        while true {
+            // Wait for the header: it is the first thing every connection sends.
+            condition.lock()
+            while header == nil && !closing { condition.wait() }
+            let header = self.header
+            let stop = closing && (header == nil || queue.isEmpty)
+            condition.unlock()
+            guard let header, !stop else { return }
+
+            let output: NetworkOutput
+            do {
+                output = try NetworkOutput(url: url, displayName: name, options: protocolOptions, interruption: interruption)
+                try output.write(header.bytes)
+            } catch {
+                guard retry(after: error, failures: &failures) else { return }
+                continue
+            }
+            if everConnected || failures > 0 {
+                report("output \(name): connected again after \(failures) failed attempt(s)")
+                // Whatever piled up while disconnected is stale: start at the newest keyframe.
+                condition.lock()
+                let before = queue.dropped
+                queue.restartAtKeyframe()
+                noteDrops(queue.dropped - before)
+                condition.unlock()
+            }
+            everConnected = true
+            failures = 0
+            do {
+                try send(to: output)
+                try? output.close()
+                return
+            } catch {
+                // This connection is gone: what is queued restarts at a keyframe on the next one.
+                condition.lock()
+                let before = queue.dropped
+                queue.restartAtKeyframe()
+                noteDrops(queue.dropped - before)
+                condition.unlock()
+                guard retry(after: error, failures: &failures) else { return }
+            }
+        }
+    }
+
+    /// Sends queued chunks until the trailer has gone (or closing with nothing left).
+    private func send(to output: NetworkOutput) throws {
+        while true {
+            condition.lock()
+            while queue.isEmpty && !closing { condition.wait() }
+            let chunk = queue.pop()
+            condition.unlock()
+            guard let chunk else { return }  // closing and drained
+            if interruption.isRequested { throw LiveMuxError.output("\(name): interrupted") }
+            try output.write(chunk.bytes)
+            if chunk.kind == .trailer { return }
+        }
+    }
+
+    /// Logs the failure and waits before the next attempt; false when the output is given up.
+    private func retry(after error: Error, failures: inout Int) -> Bool {
+        failures += 1
+        let message = Self.describe(error)
+        condition.lock()
+        let closing = self.closing
+        condition.unlock()
+        if closing || interruption.isRequested || !reconnects || failures > policy.attempts {
+            // The mux thread reports this when `write` or `close` throws it, and drops the sink.
+            let why = reconnects && !closing ? "gave up after \(failures) attempt(s): " : ""
+            condition.lock()
+            failure = LiveMuxError.output("\(name): \(why)\(message) (check that the server is up and the URL is right)")
+            condition.unlock()
+            return false
+        }
+        let delay = policy.delay(beforeAttempt: failures, random: Double.random(in: 0..<1))
+        report("output \(name): \(message); reconnecting in \(String(format: "%.1f", delay)) s (attempt \(failures) of \(policy.attempts))")
+        condition.lock()
+        let deadline = Date().addingTimeInterval(delay)
+        while !self.closing && Date() < deadline { _ = condition.wait(until: deadline) }
+        // Closing while reconnecting: one last try to deliver what is left.
+        condition.unlock()
+        return true
+    }
+
+    private static func describe(_ error: Error) -> String {
+        if let e = error as? FFmpegError { return e.message }
+        return String(describing: error)
+    }
+}

@@ -1,0 +1,134 @@
+/// The chunks waiting for one network output or one HTTP viewer, with the policy for when that
+/// output falls behind. Pure logic (the owner holds the lock), so it is unit-tested.
+///
+/// Past `limit` chunks the newest droppable video goes first — non-keyframe video after the last
+/// queued keyframe, which leaves every earlier frame decodable — and video is skipped until the
+/// next keyframe. Audio, keyframes, headers and trailers are never dropped by this; if they alone
+/// pass `hardLimit` the output is hopeless (a reader that reads nothing) and `push` says so.
+struct OutputQueue {
+    enum PushResult: Equatable { case queued, dropped, overflow }
+
+    let limit: Int
+    let hardLimit: Int
+    private var items: [Chunk] = []
+    private var head = 0
+    /// Non-keyframe video is dropped until the next keyframe (a frame before it was dropped).
+    private(set) var skippingVideo = false
+    /// Every media chunk is dropped until the next video keyframe (a reconnect, or a late start).
+    private(set) var awaitingKeyframe = false
+    /// Media chunks dropped, ever.
+    private(set) var dropped = 0
+
+    init(limit: Int, hardLimit: Int? = nil) {
+        self.limit = max(1, limit)
+        self.hardLimit = hardLimit ?? self.limit * 4
+    }
+
+    var count: Int { items.count - head }
+    var isEmpty: Bool { count == 0 }
+
+    mutating func push(_ chunk: Chunk) -> PushResult {
+        if case .media(let stream, _, let isKeyframe) = chunk.kind {
+            let videoKey = stream == .video && isKeyframe
+            if videoKey {
+                skippingVideo = false
+                awaitingKeyframe = false
+            } else if awaitingKeyframe || (stream == .video && skippingVideo) {
+                dropped += 1
+                return .dropped
+            }
+            if count >= limit {
+                dropNewestDroppableVideo()
+                if stream == .video && !isKeyframe {
+                    skippingVideo = true
+                    dropped += 1
+                    return .dropped
+                }
+                if count >= hardLimit { return .overflow }
+            }
+        }
+        append(chunk)
+        return .queued
+    }
+
+    mutating func pop() -> Chunk? {
+        guard head < items.count else { return nil }
+        let chunk = items[head]
+        head += 1
+        if head > 1024 && head * 2 > items.count {
+            items.removeFirst(head)
+            head = 0
+        }
+        return chunk
+    }
+
+    /// Restarts the stream at a video keyframe: queued media before the newest queued keyframe is
+    /// dropped, and if none is queued every media chunk is dropped until one arrives. Headers and
+    /// trailers stay. Used after a reconnect, which sends fresh headers first.
+    mutating func restartAtKeyframe() {
+        let pending = Array(items[head...])
+        let lastKey = pending.lastIndex { if case .media(.video, _, true) = $0.kind { return true } else { return false } }
+        var kept: [Chunk] = []
+        for (i, c) in pending.enumerated() {
+            if case .media = c.kind, lastKey.map({ i < $0 }) ?? true {
+                dropped += 1
+                continue
+            }
+            kept.append(c)
+        }
+        items = kept
+        head = 0
+        skippingVideo = false
+        awaitingKeyframe = lastKey == nil
+    }
+
+    private mutating func append(_ chunk: Chunk) { items.append(chunk) }
+
+    /// Drops queued non-keyframe video after the last queued video keyframe (or after the head).
+    private mutating func dropNewestDroppableVideo() {
+        var start = head
+        for i in stride(from: items.count - 1, through: head, by: -1) {
+            if case .media(.video, _, true) = items[i].kind { start = i + 1; break }
+        }
+        guard start < items.count else { return }
+        let before = items.count
+        var tail = Array(items[start...])
+        tail.removeAll { if case .media(.video, _, false) = $0.kind { return true } else { return false } }
+        items.replaceSubrange(start..., with: tail)
+        let removed = before - items.count
+        if removed > 0 {
+            dropped += removed
+            skippingVideo = true
+        }
+    }
+}
+
+/// When and how often a failed network output is retried: exponential backoff from `firstDelay`,
+/// capped at `maxDelay`, with jitter, for at most `attempts` consecutive failures.
+public struct ReconnectPolicy: Sendable, Equatable {
+    public var firstDelay: Double = 0.5
+    public var maxDelay: Double = 10
+    /// Consecutive failed attempts before the output is given up; 0 never retries.
+    public var attempts = 10
+
+    public init(firstDelay: Double = 0.5, maxDelay: Double = 10, attempts: Int = 10) {
+        self.firstDelay = firstDelay
+        self.maxDelay = maxDelay
+        self.attempts = attempts
+    }
+
+    /// The wait before attempt `n` (1-based): `min(maxDelay, firstDelay · 2^(n−1))`, scaled by a
+    /// jitter in [0.5, 1) so many outputs of one failed server do not retry in lockstep.
+    /// `random` is in [0, 1).
+    public func delay(beforeAttempt n: Int, random: Double) -> Double {
+        let exponent = Double(min(max(n - 1, 0), 30))
+        let base = min(maxDelay, firstDelay * pow2(exponent))
+        return base * (0.5 + 0.5 * min(max(random, 0), 1))
+    }
+
+    private func pow2(_ e: Double) -> Double {
+        var v = 1.0
+        for _ in 0..<Int(e) { v *= 2 }
+        return v
+    }
+}

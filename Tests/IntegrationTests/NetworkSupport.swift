@@ -1,0 +1,178 @@
+import Foundation
+import XCTest
+
+/// A real nginx with the RTMP module (`libnginx-mod-rtmp`, installed by `scripts/setup --test`),
+/// run in the foreground from a temporary directory on a free loopback port, recording every
+/// publish (`record all`). Started and stopped by the test that needs it.
+final class RTMPServer {
+    let port: Int
+    let directory: String
+    let recordings: String
+    private(set) var process: Process?
+
+    static let module = "/usr/lib/nginx/modules/ngx_rtmp_module.so"
+    static var isAvailable: Bool {
+        FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx") && FileManager.default.fileExists(atPath: module)
+    }
+
+    init(directory: String) throws {
+        port = try Network.freePort()
+        self.directory = directory + "/nginx"
+        recordings = self.directory + "/rec"
+        try FileManager.default.createDirectory(atPath: recordings, withIntermediateDirectories: true)
+        let config = """
+        load_module \(Self.module);
+        daemon off;
+        master_process off;
+        pid \(self.directory)/nginx.pid;
+        error_log \(self.directory)/error.log info;
+        events { worker_connections 64; }
+        rtmp {
+          server {
+            listen 127.0.0.1:\(port);
+            application live {
+              live on;
+              record all;
+              record_path \(recordings);
+              record_unique on;
+            }
+          }
+        }
+        """
+        try config.write(toFile: self.directory + "/nginx.conf", atomically: true, encoding: .utf8)
+    }
+
+    func start() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
+        p.arguments = ["-p", directory, "-c", directory + "/nginx.conf", "-e", directory + "/error.log"]
+        p.standardInput = FileHandle.nullDevice
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        process = p
+        // Ready when it accepts connections.
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            if Network.canConnect(port: port) { return }
+            usleep(50_000)
+        }
+        XCTFail("nginx did not listen on \(port): \((try? String(contentsOfFile: directory + "/error.log", encoding: .utf8)) ?? "")")
+    }
+
+    /// SIGKILL: the server dies as in a crash, its connections reset.
+    func kill() {
+        guard let p = process, p.isRunning else { return }
+        Foundation.kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        process = nil
+    }
+
+    /// SIGQUIT: graceful, so recordings are finished.
+    func stop() {
+        guard let p = process, p.isRunning else { return }
+        Foundation.kill(p.processIdentifier, SIGQUIT)
+        let deadline = Date().addingTimeInterval(5)
+        while p.isRunning && Date() < deadline { usleep(20_000) }
+        if p.isRunning { Foundation.kill(p.processIdentifier, SIGKILL) }
+        p.waitUntilExit()
+        process = nil
+    }
+
+    /// The finished recordings, oldest first.
+    func recordedFiles() throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: recordings).filter { $0.hasSuffix(".flv") }.sorted()
+            .map { recordings + "/" + $0 }
+    }
+
+    deinit { stop() }
+}
+
+enum Network {
+    /// A loopback port nothing listens on now (bound to 0, read back, released).
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var sin = sockaddr_in()
+        sin.sin_family = sa_family_t(AF_INET)
+        sin.sin_addr.s_addr = inet_addr("127.0.0.1")
+        sin.sin_port = 0
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &sin) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
+        }
+        guard ok else { throw NSError(domain: "freePort", code: Int(errno)) }
+        return Int(UInt16(bigEndian: sin.sin_port))
+    }
+
+    /// A connected TCP socket to 127.0.0.1:port, or -1.
+    static func connect(port: Int) -> Int32 {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var sin = sockaddr_in()
+        sin.sin_family = sa_family_t(AF_INET)
+        sin.sin_addr.s_addr = inet_addr("127.0.0.1")
+        sin.sin_port = UInt16(port).bigEndian
+        let ok = withUnsafePointer(to: &sin) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        if !ok { close(fd); return -1 }
+        return fd
+    }
+
+    static func canConnect(port: Int) -> Bool {
+        let fd = connect(port: port)
+        if fd >= 0 { close(fd) }
+        return fd >= 0
+    }
+
+    /// Sends `request` and reads until the server closes (or `timeout` seconds pass); the reply's text.
+    static func exchange(port: Int, _ request: [UInt8], timeout: Int = 5) -> String {
+        let fd = connect(port: port)
+        guard fd >= 0 else { return "" }
+        defer { close(fd) }
+        var tv = timeval(tv_sec: timeout, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        var reply: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while reply.count < 65536 {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { break }
+            reply += buffer[..<n]
+        }
+        return String(decoding: reply, as: UTF8.self)
+    }
+}
+
+/// A program running beside livemux (a viewer, a prober), its output collected in files.
+final class Background {
+    let process = Process()
+    let stdoutPath: String
+    let stderrPath: String
+
+    init(_ program: String, _ arguments: [String], directory: String, name: String) throws {
+        stdoutPath = "\(directory)/\(name).out"
+        stderrPath = "\(directory)/\(name).err"
+        FileManager.default.createFile(atPath: stdoutPath, contents: nil)
+        FileManager.default.createFile(atPath: stderrPath, contents: nil)
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/\(program)")
+        process.arguments = arguments
+        process.standardInput = FileHandle.nullDevice
+        process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)!
+        process.standardError = FileHandle(forWritingAtPath: stderrPath)!
+        try process.run()
+    }
+
+    /// Waits for the end (killing it after `timeout` seconds); its exit status.
+    @discardableResult
+    func wait(timeout: Double = 30) -> Int32 {
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning && Date() < deadline { usleep(20_000) }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    var stdout: Data { FileManager.default.contents(atPath: stdoutPath) ?? Data() }
+    var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
+}

@@ -1,0 +1,38 @@
+import XCTest
+@testable import LiveMuxCLI
+import LiveMux
+
+final class NetworkOptionsTests: XCTestCase {
+    func testURLOutputsAndTheirContainers() throws {
+        let c = try RecordCommand.parse(["-o", "rec.asf", "-o", "rtmp://h/live/key", "-f", "asf", "-o", "tcp://h:5000",
+                                         "-o", "srt://h:9000"]).configuration
+        XCTAssertEqual(c.outputs, [OutputSpec(destination: .file("rec.asf"), format: .asf),
+                                   OutputSpec(destination: .network("rtmp://h/live/key"), format: .flv),
+                                   OutputSpec(destination: .network("tcp://h:5000"), format: .asf),
+                                   OutputSpec(destination: .network("srt://h:9000"), format: .flv)])
+        XCTAssertThrowsError(try RecordCommand.parse(["-f", "asf", "-o", "rtmp://h/live/key"])) { error in
+            XCTAssertTrue(String(describing: error).contains("RTMP carries FLV only"))
+            XCTAssertFalse(String(describing: error).contains("key"), "the key is masked in the message")
+        }
+    }
+
+    func testReconnectAndQueueOptions() throws {
+        let c = try RecordCommand.parse(["-o", "rtmp://h/a/k", "--reconnect-delay", "0.2", "--reconnect-max-delay", "3",
+                                         "--reconnect-attempts", "4", "--output-queue", "100"]).configuration
+        XCTAssertEqual(c.reconnect, ReconnectPolicy(firstDelay: 0.2, maxDelay: 3, attempts: 4))
+        XCTAssertEqual(c.outputQueueCapacity, 100)
+        XCTAssertThrowsError(try RecordCommand.parse(["-o", "a.flv", "--reconnect-attempts", "-1"]))
+        XCTAssertThrowsError(try RecordCommand.parse(["-o", "a.flv", "--output-queue", "2"]))
+    }
+
+    func testServeListensOnLoopbackByDefault() throws {
+        let c = try RecordCommand.parse([], serving: true).configuration
+        XCTAssertEqual(c.listen, ListenAddress(host: "127.0.0.1", port: 8080))
+        XCTAssertTrue(c.outputs.isEmpty, "serve needs no -o")
+        XCTAssertEqual(try RecordCommand.parse(["--listen", "0.0.0.0:9000"], serving: true).configuration.listen,
+                       ListenAddress(host: "0.0.0.0", port: 9000))
+        XCTAssertThrowsError(try RecordCommand.parse(["--listen", "nowhere"], serving: true))
+        XCTAssertThrowsError(try RecordCommand.parse(["--listen", "127.0.0.1:8080", "-o", "a.flv"]), "--listen belongs to serve")
+        XCTAssertThrowsError(try RecordCommand.parse([]), "record needs an output")
+    }
+}

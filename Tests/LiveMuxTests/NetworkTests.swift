@@ -1,0 +1,151 @@
+import XCTest
+@testable import LiveMux
+
+final class MaskedURLTests: XCTestCase {
+    func testRTMPStreamKeyIsMasked() {
+        XCTAssertEqual(maskedURL("rtmp://127.0.0.1:1935/live/secretkey"), "rtmp://127.0.0.1:1935/live/****")
+        XCTAssertEqual(maskedURL("rtmps://a.rtmp.youtube.com/live2/abcd-efgh-ijkl"), "rtmps://a.rtmp.youtube.com/live2/****")
+        // A key with slashes in it goes whole.
+        XCTAssertEqual(maskedURL("rtmp://host/app/key/more"), "rtmp://host/app/****")
+        // No key: nothing to hide.
+        XCTAssertEqual(maskedURL("rtmp://host/app"), "rtmp://host/app")
+        XCTAssertEqual(maskedURL("rtmp://host/app/"), "rtmp://host/app/")
+    }
+
+    func testPasswordsAndSecretQueryValuesAreMasked() {
+        XCTAssertEqual(maskedURL("rtmp://user:pa55@host/app/key"), "rtmp://****@host/app/****")
+        XCTAssertEqual(maskedURL("srt://host:9000?streamid=secret&latency=200"), "srt://host:9000?streamid=****&latency=200")
+        XCTAssertEqual(maskedURL("srt://host:9000?mode=caller&passphrase=hunter2hunter2"), "srt://host:9000?mode=caller&passphrase=****")
+        XCTAssertEqual(maskedURL("rtmp://host/app?token=abc"), "rtmp://host/app?token=****")
+        XCTAssertEqual(maskedURL("tcp://127.0.0.1:5000"), "tcp://127.0.0.1:5000")
+        XCTAssertEqual(maskedURL("udp://239.0.0.1:1234?pkt_size=1316"), "udp://239.0.0.1:1234?pkt_size=1316")
+        XCTAssertEqual(maskedURL("rec.flv"), "rec.flv")
+    }
+
+    func testMaskedTextNeverContainsTheSecret() {
+        for url in ["rtmp://h/live/K3Y", "rtmp://u:K3Y@h/a", "srt://h:1?passphrase=K3Y", "rtmp://h/a/b?x=K3Y"] {
+            XCTAssertFalse(maskedURL(url).contains("K3Y"), url)
+            XCTAssertFalse(Destination.network(url).description.contains("K3Y"), url)
+        }
+    }
+
+    func testSecretPartsAreWhatMaskingHides() {
+        XCTAssertEqual(Set(secretParts(of: "rtmp://u:pw1@h/app/key/x?t=tok")), ["u:pw1", "pw1", "key/x", "key", "x", "tok"])
+        XCTAssertEqual(secretParts(of: "srt://h:1?passphrase=abcdefghijkl&latency=20"), ["abcdefghijkl"])
+        XCTAssertEqual(secretParts(of: "tcp://127.0.0.1:5000"), [])
+    }
+
+    func testDestinationParse() {
+        XCTAssertEqual(Destination.parse("-"), .standardOutput)
+        XCTAssertEqual(Destination.parse("a.flv"), .file("a.flv"))
+        XCTAssertEqual(Destination.parse("rtmp://h/a/k"), .network("rtmp://h/a/k"))
+        XCTAssertEqual(Destination.parse("dir/x://y.flv"), .file("dir/x://y.flv"))
+    }
+}
+
+final class OutputQueueTests: XCTestCase {
+    func video(_ n: Int64, key: Bool = false) -> Chunk { Chunk(kind: .media(stream: .video, dts: n, isKeyframe: key), bytes: [1]) }
+    func audio(_ n: Int64) -> Chunk { Chunk(kind: .media(stream: .audio, dts: n, isKeyframe: true), bytes: [2]) }
+
+    func drain(_ q: inout OutputQueue) -> [Chunk.Kind] {
+        var out: [Chunk.Kind] = []
+        while let c = q.pop() { out.append(c.kind) }
+        return out
+    }
+
+    func testBelowTheLimitNothingIsDropped() {
+        var q = OutputQueue(limit: 10)
+        XCTAssertEqual(q.push(video(0, key: true)), .queued)
+        XCTAssertEqual(q.push(audio(1)), .queued)
+        XCTAssertEqual(q.push(video(2)), .queued)
+        XCTAssertEqual(q.dropped, 0)
+        XCTAssertEqual(drain(&q).count, 3)
+    }
+
+    func testPastTheLimitVideoGoesFirstAndResumesAtAKeyframe() {
+        var q = OutputQueue(limit: 4)
+        _ = q.push(video(0, key: true))
+        _ = q.push(video(1))
+        _ = q.push(audio(2))
+        _ = q.push(video(3))
+        // Full: the queued non-key video after the keyframe goes, and so does the new one.
+        XCTAssertEqual(q.push(video(4)), .dropped)
+        XCTAssertEqual(q.dropped, 3)
+        // Audio is never dropped.
+        XCTAssertEqual(q.push(audio(5)), .queued)
+        // Video stays skipped until the next keyframe…
+        XCTAssertEqual(q.push(video(6)), .dropped)
+        // …which is never dropped.
+        XCTAssertEqual(q.push(video(7, key: true)), .queued)
+        XCTAssertEqual(drain(&q), [video(0, key: true).kind, audio(2).kind, audio(5).kind, video(7, key: true).kind])
+        XCTAssertEqual(q.push(video(8)), .queued, "after the keyframe video flows again")
+    }
+
+    func testOnlyUndroppableChunksPastTheHardLimitOverflow() {
+        var q = OutputQueue(limit: 2, hardLimit: 4)
+        var results: [OutputQueue.PushResult] = []
+        for i in 0..<6 { results.append(q.push(audio(Int64(i)))) }
+        XCTAssertEqual(results, [.queued, .queued, .queued, .queued, .overflow, .overflow])
+    }
+
+    func testRestartAtKeyframeKeepsTheHeaderAndTheNewestGOP() {
+        var q = OutputQueue(limit: 100)
+        let header = Chunk(kind: .header, bytes: [9])
+        _ = q.push(header)
+        _ = q.push(video(0, key: true))
+        _ = q.push(audio(1))
+        _ = q.push(video(2, key: true))
+        _ = q.push(audio(3))
+        q.restartAtKeyframe()
+        XCTAssertEqual(drain(&q), [.header, video(2, key: true).kind, audio(3).kind])
+        XCTAssertEqual(q.dropped, 2)
+    }
+
+    func testRestartWithoutKeyframeWaitsForOne() {
+        var q = OutputQueue(limit: 100)
+        _ = q.push(video(0))
+        _ = q.push(audio(1))
+        q.restartAtKeyframe()
+        XCTAssertTrue(q.isEmpty)
+        XCTAssertEqual(q.push(audio(2)), .dropped, "nothing before the keyframe")
+        XCTAssertEqual(q.push(video(3)), .dropped)
+        XCTAssertEqual(q.push(video(4, key: true)), .queued)
+        XCTAssertEqual(q.push(audio(5)), .queued)
+    }
+}
+
+final class ReconnectPolicyTests: XCTestCase {
+    func testBackoffDoublesUpToTheCapWithJitter() {
+        let p = ReconnectPolicy(firstDelay: 0.5, maxDelay: 4, attempts: 5)
+        XCTAssertEqual(p.delay(beforeAttempt: 1, random: 0.999999), 0.5, accuracy: 0.001)
+        XCTAssertEqual(p.delay(beforeAttempt: 2, random: 0.999999), 1.0, accuracy: 0.001)
+        XCTAssertEqual(p.delay(beforeAttempt: 3, random: 0.999999), 2.0, accuracy: 0.001)
+        XCTAssertEqual(p.delay(beforeAttempt: 4, random: 0.999999), 4.0, accuracy: 0.001)
+        XCTAssertEqual(p.delay(beforeAttempt: 50, random: 0.999999), 4.0, accuracy: 0.001, "capped")
+        XCTAssertEqual(p.delay(beforeAttempt: 3, random: 0), 1.0, accuracy: 0.001, "jitter takes off at most half")
+    }
+}
+
+final class HTTPParsingTests: XCTestCase {
+    func testRequestLine() {
+        XCTAssertEqual(HTTPRequest.parse(Array("GET /live.flv HTTP/1.1\r\nHost: x\r\n\r\n".utf8)),
+                       HTTPRequest(method: "GET", path: "/live.flv", isHTTP11: true))
+        XCTAssertEqual(HTTPRequest.parse(Array("GET /live.asf?x=1 HTTP/1.0\r\n\r\n".utf8)),
+                       HTTPRequest(method: "GET", path: "/live.asf", isHTTP11: false))
+        for bad in ["", "\r\n", "GET\r\n", "GET /a\r\n", "GET a HTTP/1.1\r\n", "get /a HTTP/1.1\r\n", "GET /a SPDY/3\r\n",
+                    "GET  /a HTTP/1.1\r\n", "\u{00}\u{ff}\u{fe}\r\n"] {
+            XCTAssertNil(HTTPRequest.parse(Array(bad.utf8)), bad.debugDescription)
+        }
+        XCTAssertNil(HTTPRequest.parse([0xff, 0xfe, 0x0d, 0x0a]))
+    }
+
+    func testListenAddress() {
+        XCTAssertEqual(ListenAddress.parse("127.0.0.1:8080"), ListenAddress(host: "127.0.0.1", port: 8080))
+        XCTAssertEqual(ListenAddress.parse("8080"), ListenAddress(host: "127.0.0.1", port: 8080))
+        XCTAssertEqual(ListenAddress.parse(":9000"), ListenAddress(host: "127.0.0.1", port: 9000))
+        XCTAssertEqual(ListenAddress.parse("0.0.0.0:80"), ListenAddress(host: "0.0.0.0", port: 80))
+        for bad in ["", "x", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:70000", "localhost:8080", "1.2.3:5"] {
+            XCTAssertNil(ListenAddress.parse(bad), bad)
+        }
+    }
+}
