@@ -17,6 +17,8 @@ public enum CLI {
                 try: livemux record -t 10 -o demo.asf   (then: ffplay demo.asf)
       serve     the same, and serve live viewers over HTTP (/live.flv, /live.asf)
                 try: livemux serve --listen 127.0.0.1:8080   (then: ffplay http://127.0.0.1:8080/live.flv)
+      mux       mux already-encoded H.264/HEVC + AAC (files, elementary streams) without re-encoding
+                try: livemux mux --video clip.h264 --audio clip.aac -o clip.flv
       report    read a recording back: streams, GOP, bit rate, interleaving; --svg timeline
 
     Run 'livemux <command> --help' for the options of a command.
@@ -50,6 +52,20 @@ public enum CLI {
                 Terminal.error(String(describing: error))
                 return ExitCode.failure.rawValue
             }
+        case "mux":
+            if rest.contains("-h") || rest.contains("--help") {
+                print(MuxCommand.help)
+                return ExitCode.success.rawValue
+            }
+            do {
+                return try mux(MuxCommand.parse(rest)).rawValue
+            } catch let error as UsageError {
+                Terminal.error(error.description)
+                return ExitCode.usage.rawValue
+            } catch {
+                Terminal.error(String(describing: error))
+                return ExitCode.failure.rawValue
+            }
         case "report":
             if rest.contains("-h") || rest.contains("--help") {
                 print(ReportCommand.help)
@@ -66,7 +82,7 @@ public enum CLI {
                 return ExitCode.failure.rawValue
             }
         default:
-            Terminal.error("unknown command '\(command)' (commands: record, serve, report; see livemux --help)")
+            Terminal.error("unknown command '\(command)' (commands: record, serve, mux, report; see livemux --help)")
             return ExitCode.usage.rawValue
         }
     }
@@ -87,6 +103,27 @@ public enum CLI {
         defer { stats?.finish() }
         do {
             try pipeline.wait()
+        } catch {
+            progress?.finish()
+            Terminal.error(Self.describe(error))
+            return .failure
+        }
+        return .success
+    }
+
+    static func mux(_ cmd: MuxCommand) throws -> ExitCode {
+        // Probing bad input makes FFmpeg log decoder noise; our own error line says what matters.
+        (cmd.verbose ? LogLevel.verbose : .quiet).apply()
+        let job = try FileMuxJob(cmd.configuration) { message in
+            if !cmd.quiet { Terminal.warning(message) }
+        }
+        _ = SignalHandling { job.stop() }
+        let progress = cmd.quiet ? nil : ProgressLine { job.statisticsSnapshot }
+        job.start()
+        progress?.start()
+        defer { progress?.finish() }
+        do {
+            try job.wait()
         } catch {
             progress?.finish()
             Terminal.error(Self.describe(error))

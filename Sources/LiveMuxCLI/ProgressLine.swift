@@ -4,13 +4,18 @@ import LiveMux
 /// The progress line on stderr, like ffmpeg's: rewritten in place on a terminal, a plain line
 /// every few seconds otherwise. Its timer runs on its own queue.
 final class ProgressLine: @unchecked Sendable {
-    private let pipeline: Pipeline
+    private let snapshot: @Sendable () -> StatisticsSnapshot
     private let timer: DispatchSourceTimer
     private let queue = DispatchQueue(label: "livemux-progress")
     private var finished = false  // touched only on `queue`
 
-    init(pipeline: Pipeline) {
-        self.pipeline = pipeline
+    convenience init(pipeline: Pipeline) {
+        self.init { pipeline.statisticsSnapshot }
+    }
+
+    /// A progress line over any counters (`livemux mux` passes its muxer's).
+    init(snapshot: @escaping @Sendable () -> StatisticsSnapshot) {
+        self.snapshot = snapshot
         timer = DispatchSource.makeTimerSource(queue: queue)
         let interval = Terminal.stderrIsTerminal ? 0.5 : 5
         timer.schedule(deadline: .now() + interval, repeating: interval)
@@ -19,7 +24,7 @@ final class ProgressLine: @unchecked Sendable {
     func start() {
         timer.setEventHandler { [self] in
             guard !finished else { return }
-            Terminal.write(Terminal.stderrIsTerminal ? "\r\(Self.format(pipeline.statisticsSnapshot))\u{1B}[K" : Self.format(pipeline.statisticsSnapshot) + "\n")
+            Terminal.write(Terminal.stderrIsTerminal ? "\r\(Self.format(snapshot()))\u{1B}[K" : Self.format(snapshot()) + "\n")
         }
         timer.resume()
     }
@@ -29,7 +34,7 @@ final class ProgressLine: @unchecked Sendable {
             guard !finished else { return }
             finished = true
             timer.cancel()
-            Terminal.write((Terminal.stderrIsTerminal ? "\r" : "") + Self.format(pipeline.statisticsSnapshot) + "\n")
+            Terminal.write((Terminal.stderrIsTerminal ? "\r" : "") + Self.format(snapshot()) + "\n")
         }
     }
 

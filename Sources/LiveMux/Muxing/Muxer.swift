@@ -1,0 +1,474 @@
+import Foundation
+import FFmpeg
+
+/// The video stream a `Muxer` is given.
+public struct VideoStreamDescription: Sendable, Equatable {
+    /// H.264 or HEVC (FLV in FFmpeg 5.1 carries only H.264).
+    public var codec: VideoCodec
+    /// Frame size; nil to read it from the parameter sets.
+    public var width: Int?
+    /// Frame size; nil to read it from the parameter sets.
+    public var height: Int?
+    /// Parameter sets: Annex B NAL units, or an avcC/hvcC record. Nil when they come later, as an
+    /// extradata packet or in-band before the first keyframe.
+    public var extradata: [UInt8]?
+
+    /// Describes a video stream; only the codec is required.
+    public init(codec: VideoCodec, width: Int? = nil, height: Int? = nil, extradata: [UInt8]? = nil) {
+        self.codec = codec
+        self.width = width
+        self.height = height
+        self.extradata = extradata
+    }
+}
+
+/// The audio stream a `Muxer` is given: AAC, raw or ADTS.
+public struct AudioStreamDescription: Sendable, Equatable {
+    /// The codec (AAC).
+    public var codec: AudioCodec
+    /// Sample rate in Hz; for ADTS input the headers' rate wins.
+    public var sampleRate: Int
+    /// Channel count; for ADTS input the headers' configuration wins.
+    public var channels: Int
+    /// The AudioSpecificConfig. Nil: built from `sampleRate` and `channels` for raw frames, or
+    /// derived from the first ADTS header.
+    public var extradata: [UInt8]?
+
+    /// Describes an AAC stream.
+    public init(codec: AudioCodec = .aac, sampleRate: Int, channels: Int, extradata: [UInt8]? = nil) {
+        self.codec = codec
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.extradata = extradata
+    }
+}
+
+/// Something a `Muxer` dropped or skipped instead of failing; each is counted.
+public enum MuxerWarning: String, Sendable, CaseIterable, CustomStringConvertible {
+    /// A video packet before any parameter set: nothing could decode it.
+    case videoBeforeParameterSets
+    /// A video packet before the first keyframe: nothing could decode it.
+    case videoBeforeKeyframe
+    /// A video packet that is neither Annex B nor length-prefixed, or whose NAL units do not parse.
+    case unreadableVideo
+    /// An audio packet that is neither a valid ADTS frame nor usable as a raw frame.
+    case unreadableAudio
+    /// A packet whose decoding timestamp was not after its stream's previous one, or negative.
+    case timestampNotIncreasing
+    /// An audio packet whose rate or channel count differs from the stream's.
+    case audioParametersChanged
+
+    /// What was dropped, for a warning line.
+    public var description: String {
+        switch self {
+        case .videoBeforeParameterSets: return "video packets before any parameter set (SPS/PPS) were dropped"
+        case .videoBeforeKeyframe: return "video packets before the first keyframe were dropped"
+        case .unreadableVideo: return "unreadable video packets (no start code, bad NAL lengths) were dropped"
+        case .unreadableAudio: return "unreadable audio packets (bad ADTS header or length) were dropped"
+        case .timestampNotIncreasing: return "packets whose timestamp did not increase were dropped"
+        case .audioParametersChanged: return "audio packets with another sample rate or channel count were dropped"
+        }
+    }
+}
+
+/// Muxes packets that are already encoded (H.264/HEVC and AAC, from any encoder, a network or a
+/// file) into ASF or FLV, on the same mux thread and container writer as `livemux record`.
+///
+/// Give it packets in any packaging (Annex B or AVCC/HVCC; ADTS or raw AAC); it normalizes them,
+/// waits until every stream's parameters are known, writes the header, and from then on hands out
+/// labelled `Chunk`s — to the `sinks`, to `onChunk`, and to `chunks` — as the packets are
+/// interleaved by timestamp. `finish()` writes the trailer.
+///
+/// Thread-safety: every method may be called from any thread; video and audio may come from two
+/// threads at once. Packets of one stream must come in decoding order.
+///
+/// Parameter changes: a new SPS/PPS (such as a new frame size) in FLV makes the muxer write a new
+/// AVC sequence header before that packet. ASF cannot change its header, so there `addVideo` throws
+/// `LiveMuxError.unsupported` and drops the packet; start a new `Muxer` for the new parameters.
+public final class Muxer: @unchecked Sendable {
+    // Locking: `videoLock` guards `video` and `lastVideo`; `audioLock` guards `audio`, `lastAudio`
+    // and `audioFrames`; `stateLock` guards `started`, `pending`, the parameters and `warnings`.
+    // The normalizers are touched only under their stream's lock; the mux thread owns its writer.
+    private let format: ContainerFormat
+    private let seekable: Bool
+    private let sinks: [ChunkSink]
+    private let video: VideoNormalizer?
+    private let audio: AudioNormalizer?
+    private let videoLock = NSLock(), audioLock = NSLock(), stateLock = NSLock()
+    private var lastVideo: (Int64, Rational)?
+    private var lastAudio: (Int64, Rational)?
+    private let queue: MuxQueue
+    private let statistics = Statistics()
+    private let report: @Sendable (String) -> Void
+    private var started = false
+    private var finished = false
+    private var pending: [EncodedPacket] = []
+    private let pendingLimit = 4096
+    private var videoParameters: CodecParameters?
+    private var audioParameters: CodecParameters?
+    private var warningCounts: [MuxerWarning: Int] = [:]
+    private var muxThread: MuxThread?
+    private let done = DispatchSemaphore(value: 0)
+    private let delivery: CallbackSink
+
+    /// Every chunk, in order, ending after the trailer, for a muxer made with `onChunk` or without
+    /// sinks (with sinks only, it just ends at `finish()`). Chunks are buffered only once this has
+    /// been read, so a muxer used through `onChunk` keeps nothing in memory.
+    public var chunks: AsyncStream<Chunk> { delivery.requestStream() }
+
+    /// Creates a muxer. Nothing is written until every stream's parameters are known.
+    ///
+    /// - Parameters:
+    ///   - format: the container, ASF or FLV.
+    ///   - video: the video stream, if any.
+    ///   - audio: the audio stream, if any.
+    ///   - sinks: destinations for the chunks (`FileSink`, `StandardOutputSink`, your own).
+    ///   - seekable: true when every destination applies the trailer's updates to earlier bytes (a
+    ///     file: the header then gets the true duration and ASF an index); false for a stream.
+    ///   - queueCapacity: packets each stream may queue before `add…` waits for the mux thread.
+    ///   - singleProducer: true when one thread may add both streams' packets (then a stream
+    ///     that gets `queueCapacity` packets ahead is released rather than waiting forever for
+    ///     the other); false when each stream has its own thread (the one ahead waits).
+    ///   - onChunk: called on the mux thread with every chunk; must not block for long.
+    ///   - onWarning: called with a line the first time each kind of bad packet is dropped.
+    public init(format: ContainerFormat, video: VideoStreamDescription?, audio: AudioStreamDescription?,
+                sinks: [ChunkSink] = [], seekable: Bool = false, queueCapacity: Int = 256,
+                singleProducer: Bool = true,
+                onChunk: (@Sendable (Chunk) -> Void)? = nil,
+                onWarning: @escaping @Sendable (String) -> Void = { _ in }) throws {
+        guard video != nil || audio != nil else { throw LiveMuxError.invalid("a muxer needs a video or an audio stream") }
+        if let v = video, !format.carries(v.codec) {
+            throw LiveMuxError.unsupported("\(format.rawValue.uppercased()) cannot carry \(v.codec.rawValue.uppercased()) with FFmpeg 5.1 (use ASF for HEVC)")
+        }
+        if let a = audio {
+            guard a.sampleRate > 0, a.channels > 0 else {
+                throw LiveMuxError.invalid("audio needs a sample rate and a channel count above 0")
+            }
+        }
+        self.format = format
+        self.seekable = seekable
+        self.report = onWarning
+        self.video = try video.map { try VideoNormalizer(codec: $0.codec, width: $0.width, height: $0.height, extradata: $0.extradata) }
+        self.audio = try audio.map { try AudioNormalizer(sampleRate: $0.sampleRate, channels: $0.channels, extradata: $0.extradata) }
+        var kinds: [StreamKind] = []
+        if video != nil { kinds.append(.video) }
+        if audio != nil { kinds.append(.audio) }
+        queue = MuxQueue(streams: kinds, capacity: queueCapacity, singleProducer: singleProducer)
+        delivery = CallbackSink(onChunk)
+        // The callback route counts as a destination only when it is one: with sinks and no
+        // onChunk, a failed sink (a closed stdout) must stop the muxer, not leave it running for nobody.
+        self.sinks = onChunk != nil || sinks.isEmpty ? sinks + [delivery] : sinks
+        if let v = self.video, v.isReady { videoParameters = try parameters(of: v) }
+        if let a = self.audio, a.isReady { audioParameters = try parameters(of: a) }
+    }
+
+    // MARK: Video
+
+    /// Adds one video access unit.
+    ///
+    /// - Parameters:
+    ///   - bytes: Annex B (start codes) or length-prefixed NAL units; with `isExtraData`, the
+    ///     parameter sets (Annex B or an avcC/hvcC record) and no picture.
+    ///   - pts: presentation time in units of `1/timescale`.
+    ///   - dts: decoding time; nil when equal to `pts` (no B-frames).
+    ///   - timescale: units per second of `pts` and `dts` (1000: milliseconds).
+    ///   - isKeyframe: whether a decoder can start at this packet.
+    ///   - isExtraData: the packet carries parameter sets only.
+    /// - Throws: `LiveMuxError` when the muxer cannot go on (stopped, ASF parameter change, or
+    ///   too many packets before the other stream's parameters); bad packets are dropped and counted.
+    public func addVideo(_ bytes: [UInt8], pts: Int64, dts: Int64? = nil, timescale: Int32 = 1000,
+                         isKeyframe: Bool, isExtraData: Bool = false) throws {
+        guard let video else { throw LiveMuxError.invalid("this muxer has no video stream") }
+        guard timescale > 0 else { throw LiveMuxError.invalid("timescale must be above 0") }
+        videoLock.lock()
+        defer { videoLock.unlock() }
+        try checkOpen()
+        if isExtraData {
+            let wasReady = video.isReady, before = video.extradata
+            try video.setParameterSets(bytes)
+            if wasReady, before != video.extradata, format == .asf {
+                throw LiveMuxError.unsupported("the video parameter sets changed mid-stream; ASF cannot change its header: start a new muxer (or use FLV)")
+            }
+            if !wasReady, video.isReady { try streamBecameReady(.video) }
+            return
+        }
+        let wasReady = video.isReady
+        let out: VideoNormalizer.Output
+        do {
+            out = try video.process(bytes, isKeyframe: isKeyframe)
+        } catch let problem as VideoNormalizer.Problem {
+            switch problem {
+            case .beforeParameterSets: warn(.videoBeforeParameterSets)
+            case .beforeKeyframe: warn(.videoBeforeKeyframe)
+            case .unreadable: warn(.unreadableVideo)
+            }
+            return
+        }
+        if out.changedExtradata != nil && wasReady && format == .asf {
+            throw LiveMuxError.unsupported("the video parameter sets changed mid-stream (new SPS/PPS, e.g. a new frame size); ASF cannot change its header: start a new muxer for the new parameters, or use FLV")
+        }
+        let base = Rational(1, timescale)
+        let d = dts ?? pts
+        guard d >= 0, lastVideo.map({ Timestamp.compare(d, base, $0.0, $0.1) > 0 }) ?? true else {
+            warn(.timestampNotIncreasing)
+            return
+        }
+        lastVideo = (d, base)
+        out.packet.pts = max(pts, d)
+        out.packet.dts = d
+        statistics.countInput(.video)
+        if !wasReady, video.isReady { try streamBecameReady(.video) }
+        try enqueue([EncodedPacket(stream: .video, packet: out.packet, timeBase: base)])
+    }
+
+    /// Adds one video packet stamped in milliseconds, like the iOS push API's
+    /// `addVideoData(data, size, timestamp, isKeyFrame, isExtraData)`.
+    public func addVideoData(_ data: UnsafeRawPointer, size: Int, timestamp: Int64, isKeyFrame: Bool, isExtraData: Bool) throws {
+        let bytes = Array(UnsafeRawBufferPointer(start: data, count: max(0, size)))
+        try addVideo(bytes, pts: timestamp, isKeyframe: isKeyFrame, isExtraData: isExtraData)
+    }
+
+    // MARK: Audio
+
+    /// Adds AAC audio: one raw frame, or one or more ADTS frames (each 1024 samples; the ones after
+    /// the first are stamped from the sample count, never rounded).
+    ///
+    /// - Parameters:
+    ///   - bytes: a raw AAC frame or ADTS frames.
+    ///   - pts: presentation time of the first frame in units of `1/timescale`; use the sample rate
+    ///     as `timescale` (and the running sample count as `pts`) for exact timing.
+    ///   - timescale: units per second of `pts` (1000: milliseconds).
+    public func addAudio(_ bytes: [UInt8], pts: Int64, timescale: Int32 = 1000) throws {
+        guard let audio else { throw LiveMuxError.invalid("this muxer has no audio stream") }
+        guard timescale > 0 else { throw LiveMuxError.invalid("timescale must be above 0") }
+        audioLock.lock()
+        defer { audioLock.unlock() }
+        try checkOpen()
+        let wasReady = audio.isReady
+        let rateBefore = audio.sampleRate
+        let frames: [Packet]
+        do {
+            frames = try audio.process(bytes)
+        } catch AudioNormalizer.Problem.parametersChanged {
+            warn(.audioParametersChanged)
+            return
+        } catch is AudioNormalizer.Problem {
+            warn(.unreadableAudio)
+            return
+        }
+        if wasReady && audio.sampleRate != rateBefore {
+            warn(.audioParametersChanged)
+            return
+        }
+        let base = Rational(1, Int32(audio.sampleRate))
+        let first = Timestamp.rescale(pts, from: Rational(1, timescale), to: base)
+        var packets: [EncodedPacket] = []
+        for (i, frame) in frames.enumerated() {
+            let t = first + Int64(i) * 1024
+            guard t >= 0, lastAudio.map({ Timestamp.compare(t, base, $0.0, $0.1) > 0 }) ?? true else {
+                warn(.timestampNotIncreasing)
+                continue
+            }
+            lastAudio = (t, base)
+            frame.pts = t
+            frame.dts = t
+            frame.duration = 1024
+            statistics.countInput(.audio)
+            packets.append(EncodedPacket(stream: .audio, packet: frame, timeBase: base))
+        }
+        if !wasReady, audio.isReady { try streamBecameReady(.audio) }
+        try enqueue(packets)
+    }
+
+    /// Adds audio stamped in milliseconds, like the iOS push API's
+    /// `addAudioData(data, size, channels, sampleRate, timestamp)`. A rate or channel count other
+    /// than the stream's is dropped and counted.
+    public func addAudioData(_ data: UnsafeRawPointer, size: Int, channels: Int, sampleRate: Int, timestamp: Int64) throws {
+        let bytes = Array(UnsafeRawBufferPointer(start: data, count: max(0, size)))
+        if let audio {
+            audioLock.lock()
+            let same = audio.sampleRate == sampleRate && audio.channels == channels
+            audioLock.unlock()
+            if !same {
+                warn(.audioParametersChanged)
+                return
+            }
+        }
+        try addAudio(bytes, pts: timestamp)
+    }
+
+    // MARK: Finishing
+
+    /// Writes what is queued and the trailer, closes the sinks and ends `chunks`. Streams whose
+    /// parameters never arrived are left out. Throws the mux thread's first failure, or when no
+    /// stream ever had parameters (nothing was written).
+    public func finish() throws {
+        stateLock.lock()
+        if finished {
+            stateLock.unlock()
+            return
+        }
+        finished = true
+        var failure: Error? = nil
+        if !started {
+            if videoParameters == nil && audioParameters == nil {
+                failure = LiveMuxError.input("no stream ever had its parameters (no SPS/PPS, no AAC config): nothing was written")
+            } else {
+                do { try startLocked() } catch { failure = error }
+            }
+        }
+        let running = started
+        stateLock.unlock()
+        if running {
+            if video != nil { queue.end(.video) }
+            if audio != nil { queue.end(.audio) }
+            done.wait()
+        }
+        delivery.finishStream()
+        if let failure { throw failure }
+        if let f = muxThread?.failure { throw f }
+    }
+
+    /// Stops at once: queued packets are dropped, the trailer is still written (call `finish()`
+    /// to wait for it). Packets added afterwards are refused.
+    public func cancel() {
+        queue.cancel()
+    }
+
+    deinit {
+        // A muxer dropped without `finish()` must not leave its mux thread waiting forever.
+        queue.cancel()
+    }
+
+    /// How many packets of each kind were dropped instead of muxed.
+    public var warnings: [MuxerWarning: Int] {
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        return warningCounts
+    }
+
+    /// Counters: packets in, dropped, bytes out, media time.
+    public var statisticsSnapshot: StatisticsSnapshot { statistics.snapshot }
+
+    // MARK: Internals
+
+    private func warn(_ w: MuxerWarning) {
+        stateLock.lock()
+        warningCounts[w, default: 0] += 1
+        let first = warningCounts[w] == 1
+        stateLock.unlock()
+        statistics.countDropped(w == .unreadableAudio || w == .audioParametersChanged ? .audio : .video)
+        if first { report(w.description + " (counted)") }
+    }
+
+    private func checkOpen() throws {
+        stateLock.lock()
+        let isFinished = finished
+        stateLock.unlock()
+        // A mux thread failure shows when the queue refuses a packet (`enqueue`): reading it here
+        // would race with the mux thread.
+        if isFinished { throw LiveMuxError.invalid("the muxer has finished: packets can no longer be added") }
+    }
+
+    private func parameters(of v: VideoNormalizer) throws -> CodecParameters {
+        try CodecParameters.video(hevc: v.codec == .hevc, width: v.width, height: v.height, extradata: v.extradata ?? [])
+    }
+
+    private func parameters(of a: AudioNormalizer) throws -> CodecParameters {
+        try CodecParameters.aac(sampleRate: a.sampleRate, channels: a.channels, extradata: a.extradata ?? [])
+    }
+
+    /// Called under the stream's own lock when its parameters became known.
+    private func streamBecameReady(_ kind: StreamKind) throws {
+        let p = kind == .video ? try parameters(of: video!) : try parameters(of: audio!)
+        stateLock.lock()
+        defer { stateLock.unlock() }
+        if kind == .video { videoParameters = p } else { audioParameters = p }
+    }
+
+    private func enqueue(_ packets: [EncodedPacket]) throws {
+        guard !packets.isEmpty else { return }
+        for p in packets { statistics.countEncoded(p.stream, bytes: p.packet.size) }
+        stateLock.lock()
+        if !started {
+            pending += packets
+            let ready = (video == nil || videoParameters != nil) && (audio == nil || audioParameters != nil)
+            var failure: Error? = nil
+            if ready {
+                do { try startLocked() } catch { failure = error }
+            } else if pending.count > pendingLimit {
+                let missing = videoParameters == nil ? "video parameter sets (SPS/PPS) or frame size" : "the AAC configuration"
+                failure = LiveMuxError.input("\(pending.count) packets arrived but no \(missing): give them as extradata, or send them before the first keyframe")
+                pending.removeAll()
+            }
+            stateLock.unlock()
+            if let failure { throw failure }
+            return
+        }
+        stateLock.unlock()
+        for p in packets where !queue.push(p) {
+            // The queue refuses only after cancel(); MuxThread sets `failure` before cancelling,
+            // and the queue's lock orders that write before this read.
+            throw muxThread?.failure ?? LiveMuxError.output("the muxer was stopped (cancel() or a failed sink)")
+        }
+    }
+
+    /// Creates the writer, starts the mux thread and queues what waited. Under `stateLock`.
+    private func startLocked() throws {
+        var streams: [ContainerWriter.StreamDescription] = []
+        if let p = videoParameters { streams.append(.init(kind: .video, parameters: p, timeBase: .milliseconds)) }
+        if let p = audioParameters { streams.append(.init(kind: .audio, parameters: p, timeBase: Rational(1, Int32(p.sampleRate)))) }
+        let writer = try ContainerWriter(format: format, seekable: seekable, streams: streams)
+        let thread = MuxThread(outputs: [.init(writer: writer, sinks: sinks)], queue: queue, statistics: statistics, report: report)
+        muxThread = thread
+        started = true
+        if video != nil && videoParameters == nil { queue.end(.video) }
+        if audio != nil && audioParameters == nil { queue.end(.audio) }
+        let t = Thread { [done] in
+            thread.run()
+            done.signal()
+        }
+        t.name = "livemux-mux"
+        t.stackSize = 4 << 20
+        t.start()
+        let waiting = pending
+        pending.removeAll()
+        for p in waiting where !queue.push(p) { break }
+    }
+}
+
+/// Hands chunks to the muxer's `onChunk` and, once requested, to its `AsyncStream`; never fails,
+/// so the mux thread never drops it. Locking: `lock` guards `requested`.
+final class CallbackSink: ChunkSink, @unchecked Sendable {
+    let name = "callback"
+    var isSeekable: Bool { false }
+    private let body: (@Sendable (Chunk) -> Void)?
+    private let lock = NSLock()
+    private var requested = false
+    private let stream: AsyncStream<Chunk>
+    private let continuation: AsyncStream<Chunk>.Continuation
+
+    init(_ body: (@Sendable (Chunk) -> Void)?) {
+        self.body = body
+        (stream, continuation) = AsyncStream.makeStream(of: Chunk.self, bufferingPolicy: .unbounded)
+    }
+
+    func requestStream() -> AsyncStream<Chunk> {
+        lock.lock()
+        requested = true
+        lock.unlock()
+        return stream
+    }
+
+    func finishStream() { continuation.finish() }
+
+    func write(_ chunk: Chunk) throws {
+        body?(chunk)
+        lock.lock()
+        let yield = requested
+        lock.unlock()
+        if yield { continuation.yield(chunk) }
+    }
+
+    func close() throws {}
+}

@@ -1,0 +1,37 @@
+import XCTest
+@testable import LiveMuxCLI
+import LiveMux
+
+final class MuxCommandTests: XCTestCase {
+    func testOptions() throws {
+        let c = try MuxCommand.parse(["--video", "v.h264", "--audio", "a.aac", "--fps", "30", "-o", "out.flv", "-q"])
+        XCTAssertEqual(c.configuration.video, "v.h264")
+        XCTAssertEqual(c.configuration.audio, "a.aac")
+        XCTAssertEqual(c.configuration.fps, 30)
+        XCTAssertEqual(c.configuration.format, .flv, "from the file name")
+        XCTAssertEqual(c.configuration.output, .file("out.flv"))
+        XCTAssertTrue(c.quiet)
+        let pipe = try MuxCommand.parse(["--input", "in.mp4", "-o", "-"])
+        XCTAssertEqual(pipe.configuration.output, .standardOutput)
+        XCTAssertEqual(pipe.configuration.format, .asf, "stdout defaults to ASF")
+        XCTAssertEqual(try MuxCommand.parse(["--input", "in.mp4", "-f", "flv", "-o", "x"]).configuration.format, .flv)
+    }
+
+    func testUsageErrors() {
+        let bad: [[String]] = [
+            ["-o", "x.asf"],                                          // no input
+            ["--input", "a.mp4", "--video", "v.h264", "-o", "x.asf"], // both kinds of input
+            ["--video", "v.h264"],                                    // no output
+            ["--video", "v.h264", "-o", "x"],                         // container unknown
+            ["--video", "v.h264", "-o", "a.asf", "-o", "b.asf"],      // two outputs
+            ["--video", "v.h264", "--fps", "0", "-o", "a.asf"],
+            ["--video", "v.h264", "-f", "mp4", "-o", "a.asf"],
+            ["--video", "v.h264", "--size", "10x10", "-o", "a.asf"],  // a record option
+        ]
+        for args in bad {
+            XCTAssertThrowsError(try MuxCommand.parse(args), args.joined(separator: " ")) { error in
+                XCTAssertTrue(error is UsageError, "\(error)")
+            }
+        }
+    }
+}
