@@ -39,51 +39,37 @@ public enum CLI {
             return ExitCode.success.rawValue
         case "record", "serve":
             let serving = command == "serve"
-            if rest.contains("-h") || rest.contains("--help") {
-                print((serving ? RecordCommand.serveHelp : "") + RecordCommand.help)
-                return ExitCode.success.rawValue
-            }
-            do {
-                return try record(RecordCommand.parse(rest, serving: serving)).rawValue
-            } catch let error as UsageError {
-                Terminal.error(error.description)
-                return ExitCode.usage.rawValue
-            } catch {
-                Terminal.error(String(describing: error))
-                return ExitCode.failure.rawValue
+            return run(rest, help: (serving ? RecordCommand.serveHelp : "") + RecordCommand.help) {
+                try record(RecordCommand.parse(rest, serving: serving))
             }
         case "mux":
-            if rest.contains("-h") || rest.contains("--help") {
-                print(MuxCommand.help)
-                return ExitCode.success.rawValue
-            }
-            do {
-                return try mux(MuxCommand.parse(rest)).rawValue
-            } catch let error as UsageError {
-                Terminal.error(error.description)
-                return ExitCode.usage.rawValue
-            } catch {
-                Terminal.error(String(describing: error))
-                return ExitCode.failure.rawValue
-            }
+            return run(rest, help: MuxCommand.help) { try mux(MuxCommand.parse(rest)) }
         case "report":
-            if rest.contains("-h") || rest.contains("--help") {
-                print(ReportCommand.help)
-                return ExitCode.success.rawValue
-            }
-            do {
+            return run(rest, help: ReportCommand.help) {
                 try ReportCommand.parse(rest).run()
-                return ExitCode.success.rawValue
-            } catch let error as UsageError {
-                Terminal.error(error.description)
-                return ExitCode.usage.rawValue
-            } catch {
-                Terminal.error(String(describing: error))
-                return ExitCode.failure.rawValue
+                return .success
             }
         default:
             Terminal.error("unknown command '\(command)' (commands: record, serve, mux, report; see livemux --help)")
             return ExitCode.usage.rawValue
+        }
+    }
+
+    /// Prints a command's help when asked, else runs it and maps what it throws to an exit code:
+    /// a usage error is 64, anything else 1, each as one `error:` line.
+    private static func run(_ arguments: [String], help: String, _ body: () throws -> ExitCode) -> Int32 {
+        if arguments.contains("-h") || arguments.contains("--help") {
+            print(help)
+            return ExitCode.success.rawValue
+        }
+        do {
+            return try body().rawValue
+        } catch let error as UsageError {
+            Terminal.error(error.description)
+            return ExitCode.usage.rawValue
+        } catch {
+            Terminal.error(describe(error))
+            return ExitCode.failure.rawValue
         }
     }
 
@@ -94,21 +80,11 @@ public enum CLI {
         let pipeline = try Pipeline(cmd.configuration, quiet: cmd.quiet) { message in
             if !cmd.quiet { Terminal.warning(message) }
         }
-        _ = SignalHandling { pipeline.stop() }
-        let progress = cmd.quiet ? nil : ProgressLine(pipeline: pipeline)
-        pipeline.start()
-        progress?.start()
-        stats?.start(pipeline)
-        defer { progress?.finish() }
         defer { stats?.finish() }
-        do {
-            try pipeline.wait()
-        } catch {
-            progress?.finish()
-            Terminal.error(Self.describe(error))
-            return .failure
+        return supervise(quiet: cmd.quiet, snapshot: { pipeline.statisticsSnapshot }, stop: pipeline.stop, wait: pipeline.wait) {
+            pipeline.start()
+            stats?.start(pipeline)
         }
-        return .success
     }
 
     static func mux(_ cmd: MuxCommand) throws -> ExitCode {
@@ -117,16 +93,24 @@ public enum CLI {
         let job = try FileMuxJob(cmd.configuration) { message in
             if !cmd.quiet { Terminal.warning(message) }
         }
-        _ = SignalHandling { job.stop() }
-        let progress = cmd.quiet ? nil : ProgressLine { job.statisticsSnapshot }
-        job.start()
+        return supervise(quiet: cmd.quiet, snapshot: { job.statisticsSnapshot }, stop: job.stop, wait: job.wait, start: job.start)
+    }
+
+    /// Runs a job to its end: the first SIGINT/SIGTERM stops it gracefully, the progress line shows
+    /// while it runs, and a failure becomes one `error:` line and exit code 1.
+    private static func supervise(quiet: Bool, snapshot: @escaping @Sendable () -> StatisticsSnapshot,
+                                  stop: @escaping @Sendable () -> Void, wait: () throws -> Void,
+                                  start: () -> Void) -> ExitCode {
+        _ = SignalHandling(onFirst: stop)
+        let progress = quiet ? nil : ProgressLine(snapshot: snapshot)
+        start()
         progress?.start()
         defer { progress?.finish() }
         do {
-            try job.wait()
+            try wait()
         } catch {
             progress?.finish()
-            Terminal.error(Self.describe(error))
+            Terminal.error(describe(error))
             return .failure
         }
         return .success

@@ -9,9 +9,6 @@ final class ProgressLine: @unchecked Sendable {
     private let queue = DispatchQueue(label: "livemux-progress")
     private var finished = false  // touched only on `queue`
 
-    convenience init(pipeline: Pipeline) {
-        self.init { pipeline.statisticsSnapshot }
-    }
 
     /// A progress line over any counters (`livemux mux` passes its muxer's).
     init(snapshot: @escaping @Sendable () -> StatisticsSnapshot) {
