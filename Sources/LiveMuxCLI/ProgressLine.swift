@@ -9,7 +9,6 @@ final class ProgressLine: @unchecked Sendable {
     private let queue = DispatchQueue(label: "livemux-progress")
     private var finished = false  // touched only on `queue`
 
-
     /// A progress line over any counters (`livemux mux` passes its muxer's).
     init(snapshot: @escaping @Sendable () -> StatisticsSnapshot) {
         self.snapshot = snapshot
