@@ -43,6 +43,26 @@ public enum StreamKind: String, Sendable, Hashable, CaseIterable, Comparable {
     public static func < (a: StreamKind, b: StreamKind) -> Bool { a == .video && b == .audio }
 }
 
+/// One value for each stream, looked up without hashing: the per-packet paths (interleaver,
+/// container writer) use it where a dictionary would hash the kind's raw string every time.
+struct PerStream<Value> {
+    var video: Value
+    var audio: Value
+
+    init(repeating value: Value) {
+        video = value
+        audio = value
+    }
+
+    subscript(kind: StreamKind) -> Value {
+        get { kind == .video ? video : audio }
+        // In place: a get-then-set would copy a queued array on every append.
+        _modify {
+            if kind == .video { yield &video } else { yield &audio }
+        }
+    }
+}
+
 /// An input: `FORMAT:URL` for a libavdevice or libavformat input (`lavfi:testsrc2`, `v4l2:/dev/video0`,
 /// `x11grab::99.0`, `pulse:default`), or a bare file path or URL.
 public struct SourceSpec: Sendable, Equatable {

@@ -9,20 +9,33 @@ enum AnnexB {
         return bytes.count >= 4 && bytes[0] == 0 && bytes[1] == 0 && bytes[2] == 0 && bytes[3] == 1
     }
 
-    /// Length-prefixed NAL units (AVCC/HVCC, `lengthSize` bytes big-endian each) rewritten with
-    /// start codes; nil unless the lengths tile the buffer exactly (the check that tells AVCC
-    /// from garbage).
+    /// True when `bytes` read as length-prefixed NAL units (AVCC/HVCC, `lengthSize` bytes
+    /// big-endian each) whose lengths tile the buffer exactly: the check that tells AVCC from
+    /// garbage. Reads only the lengths.
+    static func isLengthPrefixed(_ bytes: [UInt8], lengthSize: Int = 4) -> Bool {
+        guard (1...4).contains(lengthSize), !bytes.isEmpty else { return false }
+        var i = 0
+        while i < bytes.count {
+            guard i + lengthSize <= bytes.count else { return false }
+            var n = 0
+            for k in 0..<lengthSize { n = n << 8 | Int(bytes[i + k]) }
+            i += lengthSize
+            guard n > 0, n <= bytes.count - i else { return false }
+            i += n
+        }
+        return true
+    }
+
+    /// Length-prefixed NAL units rewritten with start codes; nil unless `isLengthPrefixed`.
     static func fromLengthPrefixed(_ bytes: [UInt8], lengthSize: Int = 4) -> [UInt8]? {
-        guard (1...4).contains(lengthSize), !bytes.isEmpty else { return nil }
+        guard isLengthPrefixed(bytes, lengthSize: lengthSize) else { return nil }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count + 16)
         var i = 0
         while i < bytes.count {
-            guard i + lengthSize <= bytes.count else { return nil }
             var n = 0
             for k in 0..<lengthSize { n = n << 8 | Int(bytes[i + k]) }
             i += lengthSize
-            guard n > 0, n <= bytes.count - i else { return nil }
             out += startCode
             out += bytes[i..<(i + n)]
             i += n

@@ -74,32 +74,33 @@ final class VideoNormalizer {
     /// Normalizes one access unit. Throws `Problem` for a packet that must be dropped.
     func process(_ bytes: [UInt8], isKeyframe: Bool) throws -> Output {
         guard !bytes.isEmpty else { throw Problem.unreadable("empty packet") }
-        var annexB: [UInt8]
         // `00 00 01` also begins a 4-byte length of 256…511, so a packet whose lengths tile it
         // exactly is length-prefixed; only `00 00 00 01` is unambiguous (no 1-byte NAL unit exists).
-        let lengthPrefixed = AnnexB.fromLengthPrefixed(bytes, lengthSize: lengthSize)
-        let startCode = AnnexB.hasStartCode(bytes) && (lengthPrefixed == nil || bytes[2] == 0)
+        let startCode = AnnexB.hasStartCode(bytes)
+            && (bytes[2] == 0 || !AnnexB.isLengthPrefixed(bytes, lengthSize: lengthSize))
+        let packet: Packet
         if startCode {
-            annexB = bytes
+            packet = try Packet(copying: bytes)
         } else if let filter = recordFilter {
-            let packet = try Packet(copying: bytes)
-            packet.isKeyframe = isKeyframe
+            let input = try Packet(copying: bytes)
+            input.isKeyframe = isKeyframe
             let out: [Packet]
-            do { out = try filter.filter(packet) } catch { throw Problem.unreadable("length-prefixed packet does not parse (\(error))") }
-            annexB = out.flatMap(\.bytes)
-        } else if let converted = lengthPrefixed {
-            annexB = converted
+            do { out = try filter.filter(input) } catch { throw Problem.unreadable("length-prefixed packet does not parse (\(error))") }
+            packet = out.count == 1 ? out[0] : try Packet(copying: out.flatMap(\.bytes))
+        } else if let converted = AnnexB.fromLengthPrefixed(bytes, lengthSize: lengthSize) {
+            packet = try Packet(copying: converted)
         } else {
             throw Problem.unreadable("neither Annex B (no start code) nor length-prefixed NAL units")
         }
-        let changed = try learn(annexB: annexB, isKeyframe: isKeyframe)
+        packet.isKeyframe = isKeyframe
+        // Parameter sets take effect only at a keyframe (a new SPS activates at an IDR), so only
+        // keyframes, and packets before any parameter sets, are searched for them.
+        let changed = isKeyframe || extradata == nil ? try learn(packet) : nil
         guard extradata != nil else { throw Problem.beforeParameterSets }
         if !sawKeyframe {
             guard isKeyframe else { throw Problem.beforeKeyframe }
             sawKeyframe = true
         }
-        let packet = try Packet(copying: annexB)
-        packet.isKeyframe = isKeyframe
         if let changed { try packet.setNewExtradata(changed) }
         return Output(packet: packet, changedExtradata: changed)
     }
@@ -107,10 +108,15 @@ final class VideoNormalizer {
     /// Reads parameter sets and the frame size out of Annex B bytes. Returns the new parameter
     /// sets when they replace different earlier ones.
     private func learn(annexB: [UInt8], isKeyframe: Bool) throws -> [UInt8]? {
-        let probe = try Packet(copying: annexB)
-        probe.isKeyframe = isKeyframe
+        let packet = try Packet(copying: annexB)
+        packet.isKeyframe = isKeyframe
+        return try learn(packet)
+    }
+
+    /// The same for a packet (which stays as it is: the filter gets a new reference to it).
+    private func learn(_ packet: Packet) throws -> [UInt8]? {
         let out: [Packet]
-        do { out = try extractor.filter(probe) } catch { throw Problem.unreadable("NAL units do not parse (\(error))") }
+        do { out = try extractor.filter(try packet.reference()) } catch { throw Problem.unreadable("NAL units do not parse (\(error))") }
         var changed: [UInt8]? = nil
         if let sets = out.compactMap(\.newExtradata).last {
             if extradata == nil {
@@ -121,7 +127,7 @@ final class VideoNormalizer {
             }
         }
         // The parser needs the parameter sets before the picture; it keeps them between calls.
-        if (changed != nil || width == 0) && extradata != nil, let info = parser.parse(annexB), info.width > 0 {
+        if (changed != nil || width == 0) && extradata != nil, let info = parser.parse(packet.bytes), info.width > 0 {
             width = info.width
             height = info.height
         }

@@ -7,9 +7,9 @@ final class ContainerWriter: @unchecked Sendable {
     let format: ContainerFormat
     let seekable: Bool
     private let container: OutputContainer
-    private var streamIndex: [StreamKind: Int] = [:]
-    private var outputTimeBase: [StreamKind: Rational] = [:]
-    private var lastDTS: [StreamKind: Int64] = [:]
+    private var streamIndex = PerStream<Int?>(repeating: nil)
+    private var outputTimeBase = PerStream<Rational?>(repeating: nil)
+    private var lastDTS = PerStream<Int64?>(repeating: nil)
     /// Packets dropped because their DTS fell behind what was already written.
     private(set) var droppedLate = 0
 
@@ -45,7 +45,7 @@ final class ContainerWriter: @unchecked Sendable {
     func header() throws -> Chunk {
         let bytes = try container.writeHeader()
         let bases = container.streamTimeBases
-        for (kind, index) in streamIndex { outputTimeBase[kind] = bases[index] }
+        for kind in StreamKind.allCases { outputTimeBase[kind] = streamIndex[kind].map { bases[$0] } }
         return Chunk(kind: .header, bytes: bytes)
     }
 
@@ -65,7 +65,7 @@ final class ContainerWriter: @unchecked Sendable {
         }
         // Never backwards across streams: ASF aborts if that happens inside one of its packets.
         // Only a packet released early by a full queue (MuxQueue.pop) can get here.
-        if let newest = lastDTS.values.max(), dts < newest {
+        if dts < max(lastDTS.video ?? .min, lastDTS.audio ?? .min) {
             droppedLate += 1
             return nil
         }
