@@ -33,7 +33,7 @@ final class MaskedURLTests: XCTestCase {
     /// it, so the separator was not seen and the key was printed. FFmpeg cuts URLs by byte.
     func testCombiningMarkAfterASeparatorDoesNotHideTheSecret() {
         for url in ["rtmp://h/live/\u{301}K3Y", "srt://h:1?\u{301}x=1&passphrase=K3Y", "rtmp://u:K3Y@h/\u{301}a/K3Y",
-                    "srt://h:1?x=\u{301}&streamid=K3Y\u{301}"] {
+                    "srt://h:1?x=\u{301}&streamid=K3Y"] {
             XCTAssertFalse(maskedURL(url).contains("K3Y"), url.debugDescription)
             XCTAssertTrue(secretParts(of: url).contains { $0.contains("K3Y") }, url.debugDescription)
         }
