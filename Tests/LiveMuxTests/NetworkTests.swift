@@ -38,6 +38,12 @@ final class MaskedURLTests: XCTestCase {
             XCTAssertTrue(secretParts(of: url).contains { $0.contains("K3Y") }, url.debugDescription)
         }
         XCTAssertEqual(maskedURL("rtmp://h/live/\u{301}K3Y"), "rtmp://h/live/****")
+        // Found by scripts/fuzz url: Destination.parse found "://" by Character, so this was a "file"
+        // whose description printed the key; it is a URL like any other, masked.
+        let url = "tcp://\u{30D}u:K3Y@h:9000?token=K3Y"
+        XCTAssertEqual(Destination.parse(url), .network(url))
+        XCTAssertFalse(Destination.parse(url).description.unicodeScalars.map(String.init).joined().contains("K3Y"))
+        XCTAssertEqual(Destination.parse("é://x"), .file("é://x"), "a scheme is ASCII, as FFmpeg reads it")
     }
 
     func testSecretPartsAreWhatMaskingHides() {
