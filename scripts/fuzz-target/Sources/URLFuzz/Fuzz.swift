@@ -21,7 +21,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     var fields = String(decoding: bytes.dropFirst(), as: UTF8.self)
         .split(separator: "\0", omittingEmptySubsequences: false).map { field -> String in
             // Separators would change the URL's shape; the marker itself must appear only where placed.
-            var f = String(field.filter { !"/?#@&=:\0".contains($0) })
+            // Filtered by scalar: `?` plus a combining mark is one Character, not `?`, but still a separator.
+            var view = String.UnicodeScalarView()
+            view.append(contentsOf: field.unicodeScalars.filter { !"/?#@&=:\0".unicodeScalars.contains($0) })
+            var f = String(view)
             while f.contains(marker) { f = f.replacingOccurrences(of: marker, with: "") }
             return f
         }
