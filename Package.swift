@@ -6,6 +6,8 @@ let package = Package(
     products: [
         .library(name: "LiveMux", targets: ["LiveMux"]),
         .executable(name: "livemux", targets: ["livemux"]),
+        // For scripts/fuzz-target only (its command-line fuzzer); not an API.
+        .library(name: "LiveMuxCLI", targets: ["LiveMuxCLI"]),
     ],
     targets: [
         // FFmpeg 5.1 from Debian, found through pkg-config. Only the FFmpeg target imports it.

@@ -29,6 +29,23 @@ final class MaskedURLTests: XCTestCase {
         }
     }
 
+    /// Found by scripts/fuzz url: a combining mark after a separator made one Swift Character with
+    /// it, so the separator was not seen and the key was printed. FFmpeg cuts URLs by byte.
+    func testCombiningMarkAfterASeparatorDoesNotHideTheSecret() {
+        for url in ["rtmp://h/live/\u{301}K3Y", "srt://h:1?\u{301}x=1&passphrase=K3Y", "rtmp://u:K3Y@h/\u{301}a/K3Y",
+                    "srt://h:1?x=\u{301}&streamid=K3Y"] {
+            XCTAssertFalse(maskedURL(url).contains("K3Y"), url.debugDescription)
+            XCTAssertTrue(secretParts(of: url).contains { $0.contains("K3Y") }, url.debugDescription)
+        }
+        XCTAssertEqual(maskedURL("rtmp://h/live/\u{301}K3Y"), "rtmp://h/live/****")
+        // Found by scripts/fuzz url: Destination.parse found "://" by Character, so this was a "file"
+        // whose description printed the key; it is a URL like any other, masked.
+        let url = "tcp://\u{30D}u:K3Y@h:9000?token=K3Y"
+        XCTAssertEqual(Destination.parse(url), .network(url))
+        XCTAssertFalse(Destination.parse(url).description.unicodeScalars.map(String.init).joined().contains("K3Y"))
+        XCTAssertEqual(Destination.parse("é://x"), .file("é://x"), "a scheme is ASCII, as FFmpeg reads it")
+    }
+
     func testSecretPartsAreWhatMaskingHides() {
         XCTAssertEqual(Set(secretParts(of: "rtmp://u:pw1@h/app/key/x?t=tok")), ["u:pw1", "pw1", "key/x", "key", "x", "tok"])
         XCTAssertEqual(secretParts(of: "srt://h:1?passphrase=abcdefghijkl&latency=20"), ["abcdefghijkl"])

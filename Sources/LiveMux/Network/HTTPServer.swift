@@ -136,7 +136,8 @@ final class HTTPServer: @unchecked Sendable {
     }
 
     /// Reads one request and answers it; a stream request becomes a viewer until it ends.
-    private func serve(_ fd: Int32) {
+    /// Internal (not private) so scripts/fuzz can hand it a socket of untrusted bytes.
+    func serve(_ fd: Int32) {
         var timeout = timeval(tv_sec: Self.requestTimeoutSeconds, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var noSigpipe: Int32 = 1

@@ -1,48 +1,61 @@
+// Both functions cut the URL at its separators by Unicode scalar, as FFmpeg cuts it by byte, not by
+// Swift Character: a combining mark after `/` or `?` (`rtmp://h/app/\u{301}KEY`) forms one
+// Character with it, which hid the separator and let the stream key through (found by scripts/fuzz url).
+private typealias Scalars = ArraySlice<Unicode.Scalar>
+
+private func text(_ s: Scalars) -> String {
+    var view = String.UnicodeScalarView()
+    view.append(contentsOf: s)
+    return String(view)
+}
+
+/// The URL cut into scheme (before `://`), authority, path (from the first `/`) and query (after the first `?`).
+private func urlParts(_ url: String) -> (scheme: String, authority: Scalars, path: Scalars, query: Scalars?)? {
+    let s = Array(url.unicodeScalars)[...]
+    guard let schemeEnd = s.firstRange(of: Array("://".unicodeScalars)) else { return nil }
+    var rest = s[schemeEnd.upperBound...]
+    var query: Scalars? = nil
+    if let q = rest.firstIndex(of: "?") {
+        query = rest[(q + 1)...]
+        rest = rest[..<q]
+    }
+    let slash = rest.firstIndex(of: "/") ?? rest.endIndex
+    return (text(s[..<schemeEnd.lowerBound]).lowercased(), rest[..<slash], rest[slash...], query)
+}
+
+private let secretQueryNames: Set<String> = ["passphrase", "password", "pass", "pwd", "key", "streamid", "streamkey",
+                                             "stream_key", "token", "secret", "auth", "sig", "signature", "pbkeylen_secret"]
+
 /// A URL fit for a log line: the password of its user info, an RTMP stream key (everything after
 /// the application in the path) and secret query values (`passphrase`, `streamid`, `key`, …) are
 /// replaced by `****`. Text that is not a URL is returned as it is.
 public func maskedURL(_ url: String) -> String {
-    guard let schemeEnd = url.range(of: "://") else { return url }
-    let scheme = url[..<schemeEnd.lowerBound].lowercased()
-    var rest = Substring(url[schemeEnd.upperBound...])
-    var query: Substring? = nil
-    if let q = rest.firstIndex(of: "?") {
-        query = rest[rest.index(after: q)...]
-        rest = rest[..<q]
-    }
-    var authority = rest
-    var path: Substring = ""
-    if let slash = rest.firstIndex(of: "/") {
-        authority = rest[..<slash]
-        path = rest[slash...]
-    }
-    var out = String(url[..<schemeEnd.upperBound])
+    guard let (scheme, authority, path, query) = urlParts(url) else { return url }
+    var out = text(Array(url.unicodeScalars)[..<(authority.startIndex)])  // scheme://
     // user:password@host — the password goes; so does a lone user name, which some servers use as a token.
     if let at = authority.lastIndex(of: "@") {
-        out += "****@" + authority[authority.index(after: at)...]
+        out += "****@" + text(authority[(at + 1)...])
     } else {
-        out += authority
+        out += text(authority)
     }
     if scheme.hasPrefix("rtmp") {
         // rtmp://host/app/key: the first component is the application, the rest is the stream key.
         let components = path.split(separator: "/", omittingEmptySubsequences: false)
         // components[0] is "" (before the leading slash), [1] the app, [2...] the key.
         if components.count > 2, components[2...].contains(where: { !$0.isEmpty }) {
-            out += "/" + components[1] + "/****"
+            out += "/" + text(components[1]) + "/****"
         } else {
-            out += path
+            out += text(path)
         }
     } else {
-        out += path
+        out += text(path)
     }
     if let query {
-        let secret: Set<String> = ["passphrase", "password", "pass", "pwd", "key", "streamid", "streamkey",
-                                   "stream_key", "token", "secret", "auth", "sig", "signature", "pbkeylen_secret"]
         let parts = query.split(separator: "&", omittingEmptySubsequences: false).map { part -> String in
-            guard let eq = part.firstIndex(of: "=") else { return String(part) }
-            let name = part[..<eq].lowercased()
+            guard let eq = part.firstIndex(of: "=") else { return text(part) }
+            let name = text(part[..<eq]).lowercased()
             // For RTMP every query value may carry the key (rtmp://host/app?key=…); mask them all.
-            return secret.contains(name) || scheme.hasPrefix("rtmp") ? part[..<eq] + "=****" : String(part)
+            return secretQueryNames.contains(name) || scheme.hasPrefix("rtmp") ? text(part[..<eq]) + "=****" : text(part)
         }
         out += "?" + parts.joined(separator: "&")
     }
@@ -52,30 +65,24 @@ public func maskedURL(_ url: String) -> String {
 /// The secrets `maskedURL` hides, as they appear in the URL (user info, the RTMP stream key and
 /// its parts, secret query values), for scrubbing text that quotes the URL itself (FFmpeg's log).
 public func secretParts(of url: String) -> [String] {
-    guard let schemeEnd = url.range(of: "://") else { return [] }
-    let scheme = url[..<schemeEnd.lowerBound].lowercased()
-    var rest = Substring(url[schemeEnd.upperBound...])
+    guard let (scheme, authority, path, query) = urlParts(url) else { return [] }
     var parts: [String] = []
-    if let q = rest.firstIndex(of: "?") {
-        for item in rest[rest.index(after: q)...].split(separator: "&") {
-            guard let eq = item.firstIndex(of: "=") else { continue }
-            let value = String(item[item.index(after: eq)...])
-            if maskedURL("x://h?" + item).hasSuffix("=****") || scheme.hasPrefix("rtmp") { parts.append(value) }
+    for item in query?.split(separator: "&") ?? [] {
+        guard let eq = item.firstIndex(of: "=") else { continue }
+        if secretQueryNames.contains(text(item[..<eq]).lowercased()) || scheme.hasPrefix("rtmp") {
+            parts.append(text(item[(eq + 1)...]))
         }
-        rest = rest[..<q]
     }
-    let slash = rest.firstIndex(of: "/") ?? rest.endIndex
-    let authority = rest[..<slash]
     if let at = authority.lastIndex(of: "@") {
         let info = authority[..<at]
-        parts.append(String(info))
-        if let colon = info.firstIndex(of: ":") { parts.append(String(info[info.index(after: colon)...])) }
+        parts.append(text(info))
+        if let colon = info.firstIndex(of: ":") { parts.append(text(info[(colon + 1)...])) }
     }
     if scheme.hasPrefix("rtmp") {
-        let components = rest[slash...].split(separator: "/", omittingEmptySubsequences: false)
+        let components = path.split(separator: "/", omittingEmptySubsequences: false)
         if components.count > 2 {
-            parts.append(components[2...].joined(separator: "/"))
-            parts.append(contentsOf: components[2...].map(String.init))
+            parts.append(components[2...].map(text).joined(separator: "/"))
+            parts.append(contentsOf: components[2...].map(text))
         }
     }
     return parts.filter { !$0.isEmpty }

@@ -1,0 +1,57 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+@testable import LiveMux
+
+/// One server for the whole run (bound to an ephemeral loopback port, never started: the fuzzer
+/// hands connections to `serve` itself). Its stream has no header yet, so a good request for it
+/// gets its 200 head and is closed at once.
+nonisolated(unsafe) let server: HTTPServer = {
+    LogLevel.quiet.apply()
+    let hub = StreamHub(name: "flv", contentType: "video/x-flv", queueLimit: 64, countDropped: { _ in })
+    return try! HTTPServer(address: ListenAddress(host: "127.0.0.1", port: 0), routes: ["/live.flv": hub])
+}()
+
+/// libFuzzer's entry point: the bytes are what a client sends before it half-closes. They go
+/// through the request-line parser, then through the server's connection path (head reading with
+/// its size and time bounds, parsing, routing, the answer) on one end of a socket pair. Whatever
+/// the bytes, `serve` must answer and return — a crash or a hang is a bug.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
+    let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    if let request = HTTPRequest.parse(bytes) {
+        // What parse promises: an upper-case method and an absolute path without its query.
+        precondition(!request.method.isEmpty && request.path.hasPrefix("/") && !request.path.contains("?"))
+    }
+    var fds: [Int32] = [0, 0]
+    guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0 else { fatalError("socketpair") }
+    var sent = 0
+    while sent < bytes.count {
+        let n = bytes.withUnsafeBytes { send(fds[1], $0.baseAddress! + sent, $0.count - sent, Int32(MSG_NOSIGNAL)) }
+        guard n > 0 else { break }
+        sent += n
+    }
+    shutdown(fds[1], Int32(SHUT_WR))
+    server.serve(fds[0])  // closes fds[0]
+    // The answer must be an HTTP status line (or nothing, when the stream closed at once).
+    var answer = [UInt8](repeating: 0, count: 16)
+    let n = answer.withUnsafeMutableBytes { recv(fds[1], $0.baseAddress, $0.count, Int32(MSG_WAITALL)) }
+    precondition(n == 0 || n >= 12 && answer.starts(with: Array("HTTP/1.1 ".utf8)), "no status line")
+    close(fds[1])
+    return 0
+}
+
+// SwiftPM links an executable target's entry point as `<module>_main` (aliased to `main`), so the
+// entry point hands control to libFuzzer's driver instead of relying on libFuzzer's own `main`.
+@_silgen_name("LLVMFuzzerRunDriver")
+func runFuzzerDriver(_ argc: UnsafeMutablePointer<Int32>,
+                     _ argv: UnsafeMutablePointer<UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?>,
+                     _ callback: @convention(c) (UnsafePointer<UInt8>, Int) -> Int32) -> Int32
+
+@_cdecl("HTTPRequestFuzz_main")
+public func fuzzerMain(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    var count = argc
+    var arguments = argv
+    return runFuzzerDriver(&count, &arguments) { data, size in fuzz(data, size) }
+}
