@@ -26,8 +26,9 @@ final class SignalTests: XCTestCase {
     /// The first SIGINT asks for a graceful stop; when that cannot finish (here stdout is a pipe
     /// nobody reads, so the mux thread is stuck in a write) a second one exits at once with 130.
     func testSecondSIGINTExitsAtOnceWith130() throws {
-        let pidFile = "\(dir)/pid", status = "\(dir)/status"
-        let script = "(sh -c 'echo $$ > \(pidFile); exec \"\(Tools.livemux)\" record -q --size 320x240 -f flv -o -'; echo $? > \(status)) | sleep 20"
+        let pidFile = "\(dir)/pid", status = "\(dir)/status", readerPid = "\(dir)/reader-pid"
+        let script = "(sh -c 'echo $$ > \(pidFile); exec \"\(Tools.livemux)\" record -q --size 320x240 -f flv -o -'; echo $? > \(status))"
+            + " | sh -c 'echo $$ > \(readerPid); exec sleep 20'"
         var signalled = Date()
         let r = try Tools.run("/bin/bash", ["-c", script], timeout: 30) { _ in
             Thread.sleep(forTimeInterval: 2)
@@ -39,7 +40,10 @@ final class SignalTests: XCTestCase {
             signalled = Date()
             // Stop the reader too, so the pipeline ends.
             for _ in 0..<40 where !FileManager.default.fileExists(atPath: status) { Thread.sleep(forTimeInterval: 0.05) }
-            _ = try? Tools.run("pkill", ["-f", "sleep 20"])
+            if let reader = try? String(contentsOfFile: readerPid, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+               let r = Int32(reader) {
+                kill(r, SIGTERM)
+            }
         }
         XCTAssertLessThan(Date().timeIntervalSince(signalled), 3)
         XCTAssertEqual(try String(contentsOfFile: status, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), "130")
