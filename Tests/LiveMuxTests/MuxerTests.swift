@@ -36,6 +36,20 @@ final class AudioSpecificConfigTests: XCTestCase {
         XCTAssertNil(ADTSHeader([0x00, 0xF1, 0x4C, 0x80, 0x2E, 0x7F, 0xFC][...]))
     }
 
+    /// Found by `scripts/fuzz normalizer`: an hvcC record claiming 224 arrays of 57,568 units in
+    /// 48 bytes stalled FFmpeg 5.1's hevc_mp4toannexb for 35 s. It is now refused at once.
+    func testRecordThatClaimsMoreThanItHoldsIsRefusedAtOnce() throws {
+        let record: [UInt8] = [0x01, 0xf7] + Array(repeating: 0xe0, count: 43) + [0x00, 0x9b, 0x01]
+        XCTAssertFalse(AnnexB.isWellFormedRecord(record, hevc: true))
+        XCTAssertFalse(AnnexB.isWellFormedRecord([1, 0x64, 0, 0x1f, 0xff, 0xe1, 0x00, 0x40, 0x67], hevc: false))
+        let started = Date()
+        let muxer = try Muxer(format: .asf, video: VideoStreamDescription(codec: .hevc),
+                              audio: AudioStreamDescription(sampleRate: 44100, channels: 2), onChunk: { _ in })
+        XCTAssertThrowsError(try muxer.addVideo(record, pts: 0, timescale: 30, isKeyframe: true, isExtraData: true))
+        try? muxer.finish()
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2)
+    }
+
     func testLengthPrefixedToAnnexB() {
         XCTAssertEqual(AnnexB.fromLengthPrefixed([0, 0, 0, 2, 0x65, 0x88, 0, 0, 0, 1, 0x41]),
                        [0, 0, 0, 1, 0x65, 0x88, 0, 0, 0, 1, 0x41])

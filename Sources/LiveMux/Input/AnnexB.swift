@@ -43,6 +43,38 @@ enum AnnexB {
         return out
     }
 
+    /// True when every parameter set an avcC or hvcC record declares lies inside it. FFmpeg 5.1's
+    /// `hevc_mp4toannexb` trusts the counts: a 48-byte record claiming 224 arrays of 57,568 units
+    /// made it reallocate 12.9 million times (35 s, found by the fuzzer), so records are checked first.
+    static func isWellFormedRecord(_ r: [UInt8], hevc: Bool) -> Bool {
+        var i = hevc ? 23 : 6
+        func units(_ count: Int) -> Bool {
+            for _ in 0..<count {
+                guard i + 2 <= r.count else { return false }
+                let n = Int(r[i]) << 8 | Int(r[i + 1])
+                guard n > 0, i + 2 + n <= r.count else { return false }
+                i += 2 + n
+            }
+            return true
+        }
+        if hevc {
+            guard r.count >= 23 else { return false }
+            for _ in 0..<Int(r[22]) {
+                guard i + 3 <= r.count else { return false }
+                let count = Int(r[i + 1]) << 8 | Int(r[i + 2])
+                i += 3
+                guard units(count) else { return false }
+            }
+            return true
+        }
+        guard r.count >= 6, units(Int(r[5] & 0x1f)) else { return false }
+        // The PPS count byte may be missing from a record that ends after its SPS.
+        guard i < r.count else { return true }
+        let pps = Int(r[i])
+        i += 1
+        return units(pps)
+    }
+
     /// The NAL length size an avcC (byte 4) or hvcC (byte 21) record declares.
     static func lengthSize(ofRecord record: [UInt8], hevc: Bool) -> Int {
         let at = hevc ? 21 : 4

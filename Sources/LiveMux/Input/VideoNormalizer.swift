@@ -56,6 +56,9 @@ final class VideoNormalizer {
         guard bytes.first == 1 else {
             throw LiveMuxError.input("video extradata is neither Annex B nor an \(codec == .hevc ? "hvcC" : "avcC") record (first byte \(bytes.first.map { String($0) } ?? "none"))")
         }
+        guard AnnexB.isWellFormedRecord(bytes, hevc: codec == .hevc) else {
+            throw LiveMuxError.input("the \(codec == .hevc ? "hvcC" : "avcC") record given as video extradata declares parameter sets it does not hold")
+        }
         // A record: the mp4toannexb filter converts it, and afterwards the packets that use it.
         let hevc = codec == .hevc
         let parameters = try CodecParameters.video(hevc: hevc, width: width, height: height, extradata: bytes)
