@@ -71,18 +71,20 @@ final class MuxerAPITests: XCTestCase {
     override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
 
     @discardableResult
-    func run(_ program: String, _ args: [String]) throws -> (status: Int32, out: String) {
+    func run(_ program: String, _ args: [String]) throws -> (status: Int32, out: String, err: String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/\(program)")
         p.arguments = args
         p.standardInput = FileHandle.nullDevice
-        let out = Pipe()
+        let out = Pipe(), err = Pipe()
         p.standardOutput = out
-        p.standardError = FileHandle.nullDevice
+        p.standardError = err
         try p.run()
+        // stderr is small (-v error); read stdout to its end, then stderr.
         let data = out.fileHandleForReading.readDataToEndOfFile()
+        let errors = err.fileHandleForReading.readDataToEndOfFile()
         p.waitUntilExit()
-        return (p.terminationStatus, String(decoding: data, as: UTF8.self))
+        return (p.terminationStatus, String(decoding: data, as: UTF8.self), String(decoding: errors, as: UTF8.self))
     }
 
     func ffmpeg(_ args: [String]) throws {
@@ -145,16 +147,8 @@ final class MuxerAPITests: XCTestCase {
     }
 
     func decodeErrors(_ path: String) throws -> String {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        p.arguments = ["-nostdin", "-v", "error", "-i", path, "-f", "null", "-"]
-        let err = Pipe()
-        p.standardError = err
-        p.standardOutput = FileHandle.nullDevice
-        try p.run()
-        let data = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return String(decoding: data, as: UTF8.self) + (p.terminationStatus == 0 ? "" : "exit \(p.terminationStatus)")
+        let r = try run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-f", "null", "-"])
+        return r.err + (r.status == 0 ? "" : "exit \(r.status)")
     }
 
     func testAnnexBAndAVCCAndADTSAndRawDecodeIdentically() throws {
