@@ -13,7 +13,7 @@ let package = Package(
         // FFmpeg 5.1 from Debian, found through pkg-config. Only the FFmpeg target imports it.
         .systemLibrary(
             name: "CFFmpeg",
-            pkgConfig: "libavformat libavcodec libavutil libavdevice libswresample libswscale",
+            pkgConfig: "libavformat libavcodec libavutil libswresample libswscale",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev",
                               "libavdevice-dev", "libswresample-dev", "libswscale-dev"])]
         ),

@@ -5,7 +5,7 @@
 #include <libavformat/avio.h>
 #include <libavcodec/avcodec.h>
 #include <libavcodec/bsf.h>
-#include <libavdevice/avdevice.h>
+#include <libavdevice/version_major.h>
 #include <libavutil/avutil.h>
 #include <libavutil/audio_fifo.h>
 #include <libavutil/channel_layout.h>
@@ -17,6 +17,7 @@
 #include <libswresample/swresample.h>
 #include <libswscale/swscale.h>
 #include <errno.h>
+#include <dlfcn.h>
 
 /* Swift cannot import function-like macros or compound-literal constants: these wrap them. */
 
@@ -58,6 +59,24 @@ static inline void lm_log_redirect(lm_log_line_sink sink) {
 /* Rescale with rounding to nearest, halfway away from zero, passing min/max through. */
 static inline int64_t lm_rescale_q(int64_t a, AVRational bq, AVRational cq) {
     return av_rescale_q_rnd(a, bq, cq, AV_ROUND_NEAR_INF | AV_ROUND_PASS_MINMAX);
+}
+
+/* libavdevice (with libavfilter and some 80 libraries behind it: X11, PulseAudio, ALSA, SDL…) is
+ * loaded only when a capture device is wanted, so `livemux mux`, `report` and programs that only
+ * embed the muxer start without it (about 60 ms less at start-up). Its one entry point we need
+ * registers the devices inside libavformat. Returns NULL, or dlerror()'s message. */
+#define LM_STRINGIFY_(x) #x
+#define LM_STRINGIFY(x) LM_STRINGIFY_(x)
+static inline const char *lm_avdevice_soname(void) {
+    return "libavdevice.so." LM_STRINGIFY(LIBAVDEVICE_VERSION_MAJOR);
+}
+static inline const char *lm_register_devices(void) {
+    void *library = dlopen(lm_avdevice_soname(), RTLD_NOW | RTLD_GLOBAL);
+    if (!library) return dlerror();
+    void (*register_all)(void) = (void (*)(void))dlsym(library, "avdevice_register_all");
+    if (!register_all) return dlerror();
+    register_all();
+    return NULL;
 }
 
 #endif

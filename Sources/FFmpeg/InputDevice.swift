@@ -26,10 +26,9 @@ public final class InputDevice: @unchecked Sendable {
     }
 
     public init(format: String?, url: String, options: [(String, String)]) throws {
-        FFmpegLibrary.registerDevices()
         var inputFormat: UnsafePointer<AVInputFormat>? = nil
         if let format {
-            inputFormat = av_find_input_format(format)
+            inputFormat = try FFmpegLibrary.inputFormat(named: format)
             if inputFormat == nil {
                 throw FFmpegError(code: FFmpegError.posix(EINVAL), function: "av_find_input_format(\(format))")
             }

@@ -11,18 +11,32 @@ public enum FFmpegLog {
 
 /// One-time set-up of the libraries.
 public enum FFmpegLibrary {
-    private static let registered: Bool = {
-        avdevice_register_all()
-        return true
-    }()
+    /// libavdevice is loaded at run time (see `lm_register_devices` in shim.h); nil when that
+    /// worked, else why it did not.
+    private static let registrationFailure: String? = lm_register_devices().map { String(cString: $0) }
 
-    /// Registers the capture devices (lavfi, v4l2, x11grab, pulse, alsa): `av_find_input_format`
-    /// finds none of them before this ran. Safe to call any number of times.
-    public static func registerDevices() { _ = registered }
+    /// Loads libavdevice and registers the capture devices (lavfi, v4l2, x11grab, pulse, alsa):
+    /// `av_find_input_format` finds none of them before this ran. Safe to call any number of times.
+    public static func registerDevices() throws {
+        if let reason = registrationFailure { throw DeviceLibraryError(reason: reason) }
+    }
+
+    /// The input format of this name; the capture devices are loaded only when no file format
+    /// has the name.
+    static func inputFormat(named name: String) throws -> UnsafePointer<AVInputFormat>? {
+        if let format = av_find_input_format(name) { return format }
+        try registerDevices()
+        return av_find_input_format(name)
+    }
 
     public static func hasEncoder(named name: String) -> Bool { avcodec_find_encoder_by_name(name) != nil }
-    public static func hasInputFormat(named name: String) -> Bool {
-        registerDevices()
-        return av_find_input_format(name) != nil
+    public static func hasInputFormat(named name: String) throws -> Bool { try inputFormat(named: name) != nil }
+}
+
+/// libavdevice could not be loaded, so no capture device is available.
+public struct DeviceLibraryError: Error, CustomStringConvertible, Sendable {
+    public let reason: String
+    public var description: String {
+        "cannot load \(String(cString: lm_avdevice_soname())) for capture devices (\(reason)): install it with apt-get install libavdevice\(LIBAVDEVICE_VERSION_MAJOR)"
     }
 }

@@ -18,7 +18,8 @@ public enum LogLevel: Sendable {
 /// Facts about the FFmpeg libraries LiveMux runs on.
 public enum Capabilities {
     /// Whether libavformat or libavdevice has an input format of this name (`lavfi`, `v4l2`, `mp4`…).
-    public static func isInputFormat(_ name: String) -> Bool { FFmpegLibrary.hasInputFormat(named: name) }
+    /// (False for a device name when libavdevice cannot be loaded: opening a device says why.)
+    public static func isInputFormat(_ name: String) -> Bool { (try? FFmpegLibrary.hasInputFormat(named: name)) ?? false }
 
     /// A `FORMAT:URL` source spec, with the format recognised by libavformat.
     public static func sourceSpec(_ text: String) -> SourceSpec {

@@ -26,7 +26,6 @@ public final class Pipeline: @unchecked Sendable {
     public init(_ config: RecordConfiguration, quiet: Bool = false,
                 report: @escaping @Sendable (String) -> Void = { _ in }) throws {
         try Self.validate(config)
-        FFmpegLibrary.registerDevices()
         let wantVideo = config.recordVideo, wantAudio = config.recordAudio
         var kinds: [StreamKind] = []
         if wantVideo { kinds.append(.video) }

@@ -60,7 +60,6 @@ public struct RecordingReport: Sendable {
 
     /// Reads every packet of the file (through libavformat, no decoding).
     public static func read(_ path: String) throws -> RecordingReport {
-        FFmpegLibrary.registerDevices()
         let input: InputDevice
         do {
             input = try InputDevice(format: nil, url: path, options: [])
