@@ -46,9 +46,13 @@ public final class NetworkOutput: @unchecked Sendable {
 
     /// Writes all of `bytes` and flushes them to the protocol, so a live stream leaves at once.
     public func write(_ bytes: [UInt8]) throws {
+        try bytes.withUnsafeBytes { try write($0) }
+    }
+
+    public func write(_ bytes: UnsafeRawBufferPointer) throws {
         guard let pb = context else { throw FFmpegError(code: FFmpegError.posix(EINVAL), function: "avio_write") }
         guard !bytes.isEmpty else { return }
-        bytes.withUnsafeBufferPointer { avio_write(pb, $0.baseAddress, Int32($0.count)) }
+        avio_write(pb, bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), Int32(bytes.count))
         avio_flush(pb)
         // avio reports a failed protocol write through `error`, not a return value.
         try check(pb.pointee.error, "avio_write")

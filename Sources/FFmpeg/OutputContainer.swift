@@ -63,7 +63,7 @@ public final class OutputContainer: @unchecked Sendable {
         return (0..<Int(ctx.pointee.nb_streams)).map { Rational(ctx.pointee.streams[$0]!.pointee.time_base) }
     }
 
-    public func writeHeader() throws -> [UInt8] {
+    public func writeHeader() throws -> MuxedBytes {
         try collect { ctx in
             var dict: OpaquePointer? = nil
             defer { av_dict_free(&dict) }
@@ -74,7 +74,7 @@ public final class OutputContainer: @unchecked Sendable {
 
     /// Writes one packet whose timestamps are in its stream's time base (`av_write_frame`: the
     /// caller interleaves). The bytes may be empty: ASF emits only whole packets.
-    public func write(_ packet: Packet) throws -> [UInt8] {
+    public func write(_ packet: Packet) throws -> MuxedBytes {
         try collect { ctx in try check(av_write_frame(ctx, packet.pointer), "av_write_frame") }
     }
 
@@ -119,8 +119,9 @@ public final class OutputContainer: @unchecked Sendable {
         return Trailer(appended: recorder.appended, updates: recorder.updates)
     }
 
-    /// Runs `body` with a fresh dynamic buffer as the muxer's output and returns what it wrote.
-    private func collect(_ body: (UnsafeMutablePointer<AVFormatContext>) throws -> Void) throws -> [UInt8] {
+    /// Runs `body` with a fresh dynamic buffer as the muxer's output and returns what it wrote
+    /// (the buffer itself, not a copy).
+    private func collect(_ body: (UnsafeMutablePointer<AVFormatContext>) throws -> Void) throws -> MuxedBytes {
         guard let ctx = context else { throw FFmpegError(code: FFmpegError.posix(EINVAL), function: "avio_open_dyn_buf") }
         var pb: UnsafeMutablePointer<AVIOContext>? = nil
         try check(avio_open_dyn_buf(&pb), "avio_open_dyn_buf")
@@ -131,12 +132,32 @@ public final class OutputContainer: @unchecked Sendable {
         ctx.pointee.pb = nil
         var data: UnsafeMutablePointer<UInt8>? = nil
         let count = avio_close_dyn_buf(pb, &data)
-        defer { av_free(data) }
+        let bytes = MuxedBytes(taking: data, count: Int(max(0, count)))
         if let failure { throw failure }
-        let bytes = count > 0 ? Array(UnsafeBufferPointer(start: data, count: Int(count))) : []
         bytesWritten += Int64(bytes.count)
         return bytes
     }
+}
+
+/// Bytes a muxer wrote into a dynamic buffer, kept in that buffer (no copy) and freed with the
+/// last reference. Immutable, so it may cross threads.
+public final class MuxedBytes: @unchecked Sendable {
+    private let base: UnsafeMutablePointer<UInt8>?
+    public let count: Int
+
+    init(taking base: UnsafeMutablePointer<UInt8>?, count: Int) {
+        self.base = base
+        self.count = base == nil ? 0 : count
+    }
+
+    deinit { av_free(base) }
+
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        try body(UnsafeRawBufferPointer(start: base, count: count))
+    }
+
+    /// A copy as an array.
+    public var array: [UInt8] { withUnsafeBytes { Array($0) } }
 }
 
 /// Receives the trailer's writes with their true file offsets.

@@ -10,6 +10,8 @@ final class ContainerWriter: @unchecked Sendable {
     private var streamIndex = PerStream<Int?>(repeating: nil)
     private var outputTimeBase = PerStream<Rational?>(repeating: nil)
     private var lastDTS = PerStream<Int64?>(repeating: nil)
+    /// The reference each write rescales and hands to the muxer.
+    private let scratch = Packet()
     /// Packets dropped because their DTS fell behind what was already written.
     private(set) var droppedLate = 0
 
@@ -43,7 +45,7 @@ final class ContainerWriter: @unchecked Sendable {
     }
 
     func header() throws -> Chunk {
-        let bytes = try container.writeHeader()
+        let bytes = try container.writeHeader().array
         let bases = container.streamTimeBases
         for kind in StreamKind.allCases { outputTimeBase[kind] = streamIndex[kind].map { bases[$0] } }
         return Chunk(kind: .header, bytes: bytes)
@@ -54,7 +56,9 @@ final class ContainerWriter: @unchecked Sendable {
     func write(_ p: EncodedPacket) throws -> Chunk? {
         guard let index = streamIndex[p.stream], let tb = outputTimeBase[p.stream] else { return nil }
         // Several writers may share one encoded packet: each rescales its own reference.
-        let packet = try p.packet.reference()
+        let packet = scratch
+        try packet.reference(p.packet)
+        defer { packet.unreference() }
         var dts = Timestamp.rescale(p.packet.dts, from: p.timeBase, to: tb)
         var pts = Timestamp.rescale(p.packet.pts, from: p.timeBase, to: tb)
         if let last = lastDTS[p.stream], dts <= last {
@@ -75,7 +79,7 @@ final class ContainerWriter: @unchecked Sendable {
         packet.duration = Timestamp.rescale(p.packet.duration, from: p.timeBase, to: tb)
         packet.streamIndex = index
         let bytes = try container.write(packet)
-        return Chunk(kind: .media(stream: p.stream, dts: dts, isKeyframe: p.isKeyframe), bytes: bytes,
+        return Chunk(kind: .media(stream: p.stream, dts: dts, isKeyframe: p.isKeyframe), muxed: bytes,
                      captureTime: p.captureTime)
     }
 

@@ -34,16 +34,54 @@ public struct Chunk: Sendable {
         public let bytes: [UInt8]
     }
 
+    /// Where the bytes are: the muxer's own dynamic buffer (no copy per packet), or an array.
+    private enum Storage: Sendable {
+        case array([UInt8])
+        case muxed(MuxedBytes)
+    }
+
     public let kind: Kind
-    public let bytes: [UInt8]
+    private let storage: Storage
     public let updates: [Update]
     /// Capture time (monotonic µs) of the media in this chunk; 0 for header and trailer.
     public let captureTime: Int64
 
     public init(kind: Kind, bytes: [UInt8], updates: [Update] = [], captureTime: Int64 = 0) {
         self.kind = kind
-        self.bytes = bytes
+        storage = .array(bytes)
         self.updates = updates
         self.captureTime = captureTime
+    }
+
+    init(kind: Kind, muxed: MuxedBytes, captureTime: Int64 = 0) {
+        self.kind = kind
+        storage = .muxed(muxed)
+        updates = []
+        self.captureTime = captureTime
+    }
+
+    /// The bytes, as an array (a copy when they are still in the muxer's buffer: sinks use
+    /// `withUnsafeBytes`).
+    public var bytes: [UInt8] {
+        switch storage {
+        case .array(let a): return a
+        case .muxed(let m): return m.array
+        }
+    }
+
+    public var count: Int {
+        switch storage {
+        case .array(let a): return a.count
+        case .muxed(let m): return m.count
+        }
+    }
+
+    public var isEmpty: Bool { count == 0 }
+
+    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
+        switch storage {
+        case .array(let a): return try a.withUnsafeBytes(body)
+        case .muxed(let m): return try m.withUnsafeBytes(body)
+        }
     }
 }

@@ -334,9 +334,9 @@ final class StreamHub: ChunkSink, @unchecked Sendable {
             let chunk = viewer.gone ? nil : viewer.queue.pop()
             viewer.condition.unlock()
             guard let chunk else { break }
-            if !chunk.bytes.isEmpty {
+            if !chunk.isEmpty {
                 // Chunked transfer coding: size in hex, CRLF, the bytes, CRLF.
-                let bytes = chunked ? Array(String(chunk.bytes.count, radix: 16).utf8) + [13, 10] + chunk.bytes + [13, 10] : chunk.bytes
+                let bytes = chunked ? Array(String(chunk.count, radix: 16).utf8) + [13, 10] + chunk.bytes + [13, 10] : chunk.bytes
                 if !HTTPServer.sendAll(fd, bytes) { return }
             }
             if chunk.kind == .trailer { break }

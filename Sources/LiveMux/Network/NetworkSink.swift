@@ -107,7 +107,7 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
             let output: NetworkOutput
             do {
                 output = try NetworkOutput(url: url, displayName: name, options: protocolOptions, interruption: interruption)
-                try output.write(header.bytes)
+                try header.withUnsafeBytes { try output.write($0) }
             } catch {
                 guard retry(after: error, failures: &failures) else { return }
                 continue
@@ -148,7 +148,7 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
             condition.unlock()
             guard let chunk else { return }  // closing and drained
             if interruption.isRequested { throw LiveMuxError.output("\(name): interrupted") }
-            try output.write(chunk.bytes)
+            try chunk.withUnsafeBytes { try output.write($0) }
             if chunk.kind == .trailer { return }
         }
     }

@@ -16,32 +16,44 @@ public final class FileSink: ChunkSink, @unchecked Sendable {
     public let name: String
     public var isSeekable: Bool { true }
     private let fd: FileDescriptor
-    private var buffer: [UInt8] = []
-    private let bufferLimit: Int
+    /// Whole chunks waiting to be written (so a killed process leaves whole ASF packets and FLV
+    /// tags); raw memory, copied into with one memcpy per chunk.
+    private let buffer: UnsafeMutableRawBufferPointer
+    private var used = 0
     private var closed = false
 
     public init(path: String, bufferLimit: Int = 64 * 1024) throws {
         fd = try FileDescriptor.create(path)
         name = path
-        self.bufferLimit = bufferLimit
-        buffer.reserveCapacity(bufferLimit)
+        buffer = .allocate(byteCount: max(1, bufferLimit), alignment: 16)
     }
 
-    deinit { if !closed { fd.close() } }
+    deinit {
+        if !closed { fd.close() }
+        buffer.deallocate()
+    }
 
     public func write(_ chunk: Chunk) throws {
-        buffer.append(contentsOf: chunk.bytes)
+        try chunk.withUnsafeBytes { bytes in
+            if used + bytes.count > buffer.count { try flush() }
+            if bytes.count >= buffer.count {
+                try fd.write(bytes)
+            } else if !bytes.isEmpty {
+                UnsafeMutableRawBufferPointer(rebasing: buffer[used...]).copyMemory(from: bytes)
+                used += bytes.count
+            }
+        }
         // The header goes out at once, so even a file killed early starts readable.
-        if buffer.count >= bufferLimit || chunk.kind == .header || !chunk.updates.isEmpty {
+        if used == buffer.count || chunk.kind == .header || !chunk.updates.isEmpty {
             try flush()
         }
         for update in chunk.updates { try fd.write(update.bytes, at: update.offset) }
     }
 
     public func flush() throws {
-        guard !buffer.isEmpty else { return }
-        try buffer.withUnsafeBytes { try fd.write($0) }
-        buffer.removeAll(keepingCapacity: true)
+        guard used > 0 else { return }
+        defer { used = 0 }
+        try fd.write(UnsafeRawBufferPointer(rebasing: buffer[..<used]))
     }
 
     public func close() throws {
@@ -61,8 +73,8 @@ public final class StandardOutputSink: ChunkSink, @unchecked Sendable {
     public init() {}
 
     public func write(_ chunk: Chunk) throws {
-        guard !chunk.bytes.isEmpty else { return }
-        try chunk.bytes.withUnsafeBytes { try FileDescriptor.standardOutput.write($0) }
+        guard !chunk.isEmpty else { return }
+        try chunk.withUnsafeBytes { try FileDescriptor.standardOutput.write($0) }
     }
 
     public func close() throws {}

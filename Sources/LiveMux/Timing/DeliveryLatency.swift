@@ -13,6 +13,10 @@ struct DeliveryLatency {
 
     init(format: ContainerFormat) { packetized = format == .asf }
 
+    /// Whether earlier packets still wait for their bytes (only without it, a packet with no
+    /// capture time can be skipped).
+    var hasPending: Bool { !pending.isEmpty }
+
     /// A media packet captured at `captureTime` (0: unknown) was written and `emitted` bytes came
     /// out; returns the latencies (µs) of the packets whose bytes have now left.
     mutating func wrote(captureTime: Int64, emitted: Int, now: Int64) -> [Int64] {
