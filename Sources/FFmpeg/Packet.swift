@@ -72,6 +72,16 @@ public final class Packet: @unchecked Sendable {
         }
     }
     public var size: Int { Int(pointer.pointee.size) }
+
+    /// Keeps only the payload of a packet that came from somewhere else (a demuxer): drops its
+    /// side data (the muxer would act on new extradata or skip samples), duration and position,
+    /// and sets the key flag.
+    public func resetForMuxing(isKeyframe: Bool) {
+        if pointer.pointee.side_data_elems > 0 { av_packet_free_side_data(pointer) }
+        pointer.pointee.duration = 0
+        pointer.pointee.pos = -1
+        pointer.pointee.flags = isKeyframe ? AV_PKT_FLAG_KEY : 0
+    }
     /// Byte offset in the input file, as the demuxer reports it; -1 when unknown.
     public var position: Int64 { pointer.pointee.pos }
 
@@ -80,6 +90,12 @@ public final class Packet: @unchecked Sendable {
     }
 
     public var bytes: [UInt8] { withBytes { Array($0) } }
+
+    /// Lets `body` change the payload in place (copying it first only if it is shared).
+    public func withMutableBytes<R>(_ body: (UnsafeMutableRawBufferPointer) throws -> R) throws -> R {
+        try check(av_packet_make_writable(pointer), "av_packet_make_writable")
+        return try body(UnsafeMutableRawBufferPointer(start: pointer.pointee.data, count: size))
+    }
 
     /// Parameter sets the encoder or a bitstream filter attached to this packet
     /// (`AV_PKT_DATA_NEW_EXTRADATA`), if any.

@@ -4,43 +4,86 @@ enum AnnexB {
     static let startCode: [UInt8] = [0, 0, 0, 1]
 
     /// True when `bytes` begin with a start code (00 00 01 or 00 00 00 01).
-    static func hasStartCode(_ bytes: [UInt8]) -> Bool {
-        if bytes.count >= 3, bytes[0] == 0, bytes[1] == 0, bytes[2] == 1 { return true }
-        return bytes.count >= 4 && bytes[0] == 0 && bytes[1] == 0 && bytes[2] == 0 && bytes[3] == 1
+    static func hasStartCode<Bytes: RandomAccessCollection>(_ bytes: Bytes) -> Bool
+    where Bytes.Element == UInt8, Bytes.Index == Int {
+        let s = bytes.startIndex
+        if bytes.count >= 3, bytes[s] == 0, bytes[s + 1] == 0, bytes[s + 2] == 1 { return true }
+        return bytes.count >= 4 && bytes[s] == 0 && bytes[s + 1] == 0 && bytes[s + 2] == 0 && bytes[s + 3] == 1
     }
 
     /// True when `bytes` read as length-prefixed NAL units (AVCC/HVCC, `lengthSize` bytes
     /// big-endian each) whose lengths tile the buffer exactly: the check that tells AVCC from
     /// garbage. Reads only the lengths.
-    static func isLengthPrefixed(_ bytes: [UInt8], lengthSize: Int = 4) -> Bool {
-        guard (1...4).contains(lengthSize), !bytes.isEmpty else { return false }
-        var i = 0
-        while i < bytes.count {
-            guard i + lengthSize <= bytes.count else { return false }
-            var n = 0
-            for k in 0..<lengthSize { n = n << 8 | Int(bytes[i + k]) }
-            i += lengthSize
-            guard n > 0, n <= bytes.count - i else { return false }
-            i += n
-        }
-        return true
+    static func isLengthPrefixed<Bytes: RandomAccessCollection>(_ bytes: Bytes, lengthSize: Int = 4) -> Bool
+    where Bytes.Element == UInt8, Bytes.Index == Int {
+        var valid = !bytes.isEmpty && (1...4).contains(lengthSize)
+        if valid { forEachLengthPrefixedUnit(bytes, lengthSize: lengthSize) { _ in } onInvalid: { valid = false } }
+        return valid
+    }
+
+    /// True when `bytes` begin with a start code and are not also a valid length-prefixed buffer:
+    /// `00 00 01` also begins a 4-byte length of 256…511, so a buffer whose lengths tile it exactly
+    /// is length-prefixed; only `00 00 00 01` is unambiguous (no 1-byte NAL unit exists).
+    static func isAnnexB<Bytes: RandomAccessCollection>(_ bytes: Bytes, lengthSize: Int) -> Bool
+    where Bytes.Element == UInt8, Bytes.Index == Int {
+        hasStartCode(bytes) && (bytes[bytes.startIndex + 2] == 0 || !isLengthPrefixed(bytes, lengthSize: lengthSize))
+    }
+
+    /// True when a length-prefixed buffer holds a parameter set (H.264 SPS/PPS; HEVC VPS/SPS/PPS).
+    /// Reads one header byte per NAL unit, so it is cheap enough for every keyframe.
+    static func containsParameterSets<Bytes: RandomAccessCollection>(lengthPrefixed bytes: Bytes, lengthSize: Int, hevc: Bool) -> Bool
+    where Bytes.Element == UInt8, Bytes.Index == Int {
+        var found = false
+        forEachLengthPrefixedUnit(bytes, lengthSize: lengthSize) { unit in
+            let type = hevc ? Int(bytes[unit.lowerBound] >> 1) & 0x3F : Int(bytes[unit.lowerBound]) & 0x1F
+            if hevc ? (32...34).contains(type) : (type == 7 || type == 8) { found = true }
+        } onInvalid: {}
+        return found
     }
 
     /// Length-prefixed NAL units rewritten with start codes; nil unless `isLengthPrefixed`.
-    static func fromLengthPrefixed(_ bytes: [UInt8], lengthSize: Int = 4) -> [UInt8]? {
+    static func fromLengthPrefixed<Bytes: RandomAccessCollection>(_ bytes: Bytes, lengthSize: Int = 4) -> [UInt8]?
+    where Bytes.Element == UInt8, Bytes.Index == Int {
         guard isLengthPrefixed(bytes, lengthSize: lengthSize) else { return nil }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count + 16)
+        forEachLengthPrefixedUnit(bytes, lengthSize: lengthSize) { unit in
+            out += startCode
+            out += bytes[unit]
+        } onInvalid: {}
+        return out
+    }
+
+    /// Rewrites 4-byte length-prefixed NAL units as Annex B in place: each length becomes the
+    /// 4-byte start code, so nothing moves. The caller has checked `isLengthPrefixed`.
+    static func replaceLengthsWithStartCodes(_ bytes: UnsafeMutableRawBufferPointer) {
         var i = 0
-        while i < bytes.count {
+        while i + 4 <= bytes.count {
+            let n = Int(bytes[i]) << 24 | Int(bytes[i + 1]) << 16 | Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
+            bytes[i] = 0
+            bytes[i + 1] = 0
+            bytes[i + 2] = 0
+            bytes[i + 3] = 1
+            guard n > 0 else { return }
+            i += 4 + n
+        }
+    }
+
+    /// Calls `body` with the range of each NAL unit's payload, or `onInvalid` (and stops) at a
+    /// length of zero or one that runs past the end.
+    private static func forEachLengthPrefixedUnit<Bytes: RandomAccessCollection>(
+        _ bytes: Bytes, lengthSize: Int, _ body: (Range<Int>) -> Void, onInvalid: () -> Void
+    ) where Bytes.Element == UInt8, Bytes.Index == Int {
+        var i = bytes.startIndex
+        while i < bytes.endIndex {
+            guard i + lengthSize <= bytes.endIndex else { return onInvalid() }
             var n = 0
             for k in 0..<lengthSize { n = n << 8 | Int(bytes[i + k]) }
             i += lengthSize
-            out += startCode
-            out += bytes[i..<(i + n)]
+            guard n > 0, n <= bytes.endIndex - i else { return onInvalid() }
+            body(i..<(i + n))
             i += n
         }
-        return out
     }
 
     /// True when every parameter set an avcC or hvcC record declares lies inside it. FFmpeg 5.1's

@@ -31,15 +31,16 @@ final class AudioNormalizer {
 
     var isReady: Bool { extradata != nil }
 
-    /// Normalizes one buffer: an ADTS buffer may hold several frames; a raw buffer is one frame.
-    func process(_ bytes: [UInt8]) throws -> [Packet] {
-        guard !bytes.isEmpty else { throw Problem.unreadable("empty packet") }
-        let looksADTS = ADTSHeader.startsADTS(bytes)
+    /// Normalizes one buffer (taking the packet over): an ADTS buffer may hold several frames; a
+    /// raw buffer is one frame.
+    func process(_ packet: Packet) throws -> [Packet] {
+        guard packet.size > 0 else { throw Problem.unreadable("empty packet") }
+        let looksADTS = packet.withBytes { ADTSHeader.startsADTS($0) }
         if let isADTS, isADTS != looksADTS {
             throw Problem.unreadable(isADTS ? "no ADTS header in an ADTS stream" : "an ADTS header in a stream of raw frames")
         }
         if looksADTS {
-            let frames = try adts(bytes)
+            let frames = try adts(packet.bytes)
             isADTS = true
             return frames
         }
@@ -51,8 +52,7 @@ final class AudioNormalizer {
             }
             extradata = config
         }
-        let packet = try Packet(copying: bytes)
-        packet.isKeyframe = true
+        packet.resetForMuxing(isKeyframe: true)
         return [packet]
     }
 

@@ -38,6 +38,9 @@ public final class FileMuxJob: @unchecked Sendable {
     private let fps: Int
     private let outputPath: String?
     private let group = DispatchGroup()
+    /// Packets back from the mux thread, to read into again (one reader only: with two, each
+    /// would free the other's buffers, which is what the pool avoids).
+    private let pool: PacketPool?
     private let lock = NSLock()
     private var failure: Error?  // guarded by `lock`
     private var stopped = false  // guarded by `lock`
@@ -95,6 +98,7 @@ public final class FileMuxJob: @unchecked Sendable {
         if let v = videoDescription, !c.format.carries(v.codec) {
             throw LiveMuxError.unsupported("\(c.format.rawValue.uppercased()) cannot carry \(v.codec.rawValue.uppercased()) with FFmpeg 5.1: use -f asf for HEVC")
         }
+        pool = readers.count == 1 ? PacketPool(limit: 512) : nil
         // Last, the output: nothing is created unless everything before succeeded.
         let sink: ChunkSink
         switch c.output {
@@ -110,9 +114,12 @@ public final class FileMuxJob: @unchecked Sendable {
         }
         let seekable: Bool
         if case .file = c.output { seekable = true } else { seekable = false }
+        // Files are read as fast as they go: the mux thread takes packets in batches of 32 and
+        // hands them back to be read into again.
         muxer = try Muxer(format: c.format, video: videoDescription, audio: audioDescription,
-                          sinks: [sink], seekable: seekable,
-                          singleProducer: readers.count == 1, onWarning: report)
+                          sinks: [sink], seekable: seekable, queueCapacity: 256,
+                          singleProducer: readers.count == 1, wakeBatch: 32, recycle: pool,
+                          onChunk: nil, onWarning: report)
         self.readers = readers
     }
 
@@ -134,7 +141,7 @@ public final class FileMuxJob: @unchecked Sendable {
         }
         if format == "h264" || format == "hevc" { options.append(("framerate", String(fps))) }
         do {
-            return try InputDevice(format: format, url: path, options: options)
+            return try InputDevice(format: format, url: path, options: options, reparse: false)
         } catch {
             throw LiveMuxError.input("cannot read \(path): \(error)")
         }
@@ -175,17 +182,21 @@ public final class FileMuxJob: @unchecked Sendable {
     }
 
     private func read(_ r: Reader) throws {
-        let packet = Packet()
         var videoFrames: Int64 = 0, audioFrames: Int64 = 0
         var firstVideoDTS: Int64? = nil
-        while !isStopped, try r.device.read(into: packet) {
+        var spare: [Packet] = []
+        while !isStopped {
+            // Each packet is handed over to the muxer as it was read: no copy of its payload.
+            if spare.isEmpty { pool?.takeAll(into: &spare) }
+            let packet = spare.popLast() ?? Packet()
+            guard try r.device.read(into: packet) else { break }
             if let v = r.video, packet.streamIndex == v.index {
                 if let sets = packet.newExtradata {
                     try muxer.addVideo(sets, pts: 0, isKeyframe: false, isExtraData: true)
                 }
                 if r.rawVideo {
                     // An elementary stream has no timing: frame n is at n / fps.
-                    try muxer.addVideo(packet.bytes, pts: videoFrames, timescale: Int32(fps), isKeyframe: packet.isKeyframe)
+                    try muxer.addVideo(packet, pts: videoFrames, timescale: Int32(fps), isKeyframe: packet.isKeyframe)
                 } else {
                     let tb = v.timeBase
                     var dts = packet.dts != Timestamp.none ? packet.dts : packet.pts
@@ -195,13 +206,13 @@ public final class FileMuxJob: @unchecked Sendable {
                     if firstVideoDTS == nil { firstVideoDTS = dts }
                     dts -= firstVideoDTS!
                     pts -= firstVideoDTS!
-                    try muxer.addVideo(packet.bytes, pts: pts * Int64(tb.num), dts: dts * Int64(tb.num),
+                    try muxer.addVideo(packet, pts: pts * Int64(tb.num), dts: dts * Int64(tb.num),
                                        timescale: tb.den, isKeyframe: packet.isKeyframe)
                 }
                 videoFrames += 1
             } else if let a = r.audio, packet.streamIndex == a.index {
                 // Audio is timed by its frame count (1024 samples each): exact, no drift.
-                try muxer.addAudio(packet.bytes, pts: audioFrames * 1024, timescale: Int32(a.parameters.sampleRate))
+                try muxer.addAudio(packet, pts: audioFrames * 1024, timescale: Int32(a.parameters.sampleRate))
                 audioFrames += 1
             }
         }

@@ -5,6 +5,12 @@ import Foundation
 ///
 /// Locking: every field is guarded by `condition`. Producers wait while their stream's queue is
 /// full; the consumer waits while the interleaver cannot decide. `cancel()` wakes everyone.
+///
+/// Wake-ups: live producers wake the consumer for every packet (latency). A producer that reads
+/// a file as fast as it can (`wakeBatch` > 1) pushes batches and wakes the consumer only once that
+/// many packets came; a producer waiting on a full queue is woken once every queue has drained to
+/// `lowWater`, or when the consumer has nothing left. A sleep and a wake-up per packet (two system
+/// calls and two context switches) cost more than muxing the packet.
 final class MuxQueue: @unchecked Sendable {
     private let condition = NSCondition()
     private var interleaver: Interleaver
@@ -12,11 +18,20 @@ final class MuxQueue: @unchecked Sendable {
     private let capacity: Int
     /// Whether one thread produces every stream (one input carrying both).
     private let singleProducer: Bool
+    private let wakeBatch: Int
+    /// Waiting producers are woken once every queue is down to this.
+    private let lowWater: Int
+    private var consumerWaiting = false
+    /// Packets pushed since the consumer began to wait.
+    private var pushedWhileWaiting = 0
+    private var producersWaiting = 0
 
-    init(streams: [StreamKind], capacity: Int, singleProducer: Bool) {
+    init(streams: [StreamKind], capacity: Int, singleProducer: Bool, wakeBatch: Int = 1) {
         interleaver = Interleaver(streams: streams)
         self.capacity = max(1, capacity)
         self.singleProducer = singleProducer
+        self.wakeBatch = max(1, wakeBatch)
+        lowWater = self.capacity - min(self.wakeBatch, max(1, self.capacity / 2))
     }
 
     /// Queues a packet, waiting while its stream's queue is full. False once cancelled.
@@ -25,12 +40,39 @@ final class MuxQueue: @unchecked Sendable {
         condition.lock()
         defer { condition.unlock() }
         while !cancelled && interleaver.count(packet.stream) >= capacity {
+            producersWaiting += 1
             condition.wait()
+            producersWaiting -= 1
         }
         if cancelled { return false }
         interleaver.push(packet)
-        condition.broadcast()
+        if consumerWaiting {
+            pushedWhileWaiting += 1
+            if pushedWhileWaiting >= wakeBatch || interleaver.count(packet.stream) >= capacity { condition.broadcast() }
+        }
         return true
+    }
+
+    /// Queues several packets under one lock (a producer reading a file), then waits while a
+    /// stream's queue is full. The queues may go past their capacity by the batch; waiting only
+    /// afterwards means no packet is held back from an interleaving decision. False once cancelled.
+    @discardableResult
+    func push(contentsOf packets: [EncodedPacket]) -> Bool {
+        condition.lock()
+        defer { condition.unlock() }
+        if cancelled { return false }
+        for p in packets { interleaver.push(p) }
+        let full = { self.interleaver.streams.contains { self.interleaver.count($0) >= self.capacity } }
+        if consumerWaiting {
+            pushedWhileWaiting += packets.count
+            if pushedWhileWaiting >= wakeBatch || full() { condition.broadcast() }
+        }
+        while !cancelled && full() {
+            producersWaiting += 1
+            condition.wait()
+            producersWaiting -= 1
+        }
+        return !cancelled
     }
 
     /// No more packets will come for this stream.
@@ -41,29 +83,42 @@ final class MuxQueue: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The next packet in DTS order; nil when every stream has ended and drained, or on cancel.
+    /// Moves every packet that can go now into `batch`, in DTS order, waiting until at least one
+    /// can; false when every stream has ended and drained, or on cancel. (One lock round per batch,
+    /// not per packet.)
     ///
     /// When one thread produces both streams and one stream's queue is full while the other, not
     /// ended, has nothing queued, waiting would deadlock that thread (a badly interleaved file), so
     /// the queued packets are released anyway; the mux thread drops any that would then go
     /// backwards. With a thread per stream, the producer that is ahead simply waits.
-    func pop() -> EncodedPacket? {
+    func pop(into batch: inout [EncodedPacket]) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while true {
-            if cancelled { return nil }
-            if let p = interleaver.next() {
-                condition.broadcast()
-                return p
+            if cancelled { return false }
+            if let first = interleaver.next() ?? forcedRelease() {
+                batch.append(first)
+                while let p = interleaver.next() { batch.append(p) }
+                if producersWaiting > 0 && interleaver.streams.allSatisfy({ interleaver.count($0) <= lowWater }) {
+                    condition.broadcast()
+                }
+                return true
             }
-            if interleaver.isFinished { return nil }
-            if singleProducer, interleaver.streams.contains(where: { interleaver.count($0) >= capacity }),
-               let p = interleaver.next(force: true) {
-                condition.broadcast()
-                return p
-            }
+            if interleaver.isFinished { return false }
+            // Nothing can go without more input: a producer waiting on a full queue must run.
+            if producersWaiting > 0 { condition.broadcast() }
+            consumerWaiting = true
+            pushedWhileWaiting = 0
             condition.wait()
+            consumerWaiting = false
         }
+    }
+
+    /// With one producer for every stream, a full queue while another stream has nothing is
+    /// released anyway (see `pop`).
+    private func forcedRelease() -> EncodedPacket? {
+        guard singleProducer, interleaver.streams.contains(where: { interleaver.count($0) >= capacity }) else { return nil }
+        return interleaver.next(force: true)
     }
 
     func cancel() {

@@ -20,8 +20,13 @@ final class MuxThread: @unchecked Sendable {
     /// Capture → bytes out, for the first output (see DeliveryLatency).
     private var latency: DeliveryLatency
 
-    init(outputs: [Output], queue: MuxQueue, statistics: Statistics, report: @escaping @Sendable (String) -> Void) {
+    /// Where written packets go back to their reader (`livemux mux`); nil: they are freed here.
+    private let recycle: PacketPool?
+
+    init(outputs: [Output], queue: MuxQueue, statistics: Statistics, recycle: PacketPool? = nil,
+         report: @escaping @Sendable (String) -> Void) {
         self.outputs = outputs
+        self.recycle = recycle
         latency = DeliveryLatency(format: outputs.first?.writer.format ?? .flv)
         self.queue = queue
         self.statistics = statistics
@@ -36,25 +41,11 @@ final class MuxThread: @unchecked Sendable {
                 fail(error)
             }
         }
-        while failure == nil, let packet = queue.pop() {
-            for i in outputs.indices where !outputs[i].sinks.isEmpty {
-                do {
-                    guard let chunk = try outputs[i].writer.write(packet) else {
-                        statistics.countDropped(packet.stream)
-                        continue
-                    }
-                    deliver(chunk, to: i)
-                    if i == 0 {
-                        statistics.muxed(mediaTime: Double(packet.dts) * packet.timeBase.doubleValue, bytes: chunk.bytes.count)
-                        for l in latency.wrote(captureTime: packet.captureTime, emitted: chunk.bytes.count,
-                                               now: Timestamp.monotonicMicroseconds()) {
-                            statistics.recordLatency(l)
-                        }
-                    }
-                } catch {
-                    fail(error)
-                }
-            }
+        var batch: [EncodedPacket] = []
+        while failure == nil, queue.pop(into: &batch) {
+            for packet in batch where failure == nil { write(packet) }
+            recycle?.give(batch.lazy.map(\.packet))
+            batch.removeAll(keepingCapacity: true)
         }
         // Finish every output that still has somewhere to go, even after a failure elsewhere:
         // what was recorded stays playable.
@@ -71,11 +62,35 @@ final class MuxThread: @unchecked Sendable {
         }
     }
 
+    /// Writes one packet through every output that still has sinks.
+    private func write(_ packet: EncodedPacket) {
+        for i in outputs.indices where !outputs[i].sinks.isEmpty {
+            do {
+                guard let chunk = try outputs[i].writer.write(packet) else {
+                    statistics.countDropped(packet.stream)
+                    continue
+                }
+                deliver(chunk, to: i)
+                if i == 0 {
+                    statistics.muxed(mediaTime: Double(packet.dts) * packet.timeBase.doubleValue, bytes: chunk.count)
+                    if packet.captureTime > 0 || latency.hasPending {
+                        for l in latency.wrote(captureTime: packet.captureTime, emitted: chunk.count,
+                                               now: Timestamp.monotonicMicroseconds()) {
+                            statistics.recordLatency(l)
+                        }
+                    }
+                }
+            } catch {
+                fail(error)
+            }
+        }
+    }
+
     private func deliver(_ chunk: Chunk, to i: Int) {
         for sink in outputs[i].sinks {
             do {
                 try sink.write(chunk)
-                statistics.outputWrote(sink.name, bytes: chunk.bytes.count)
+                statistics.outputWrote(sink.name, bytes: chunk.count)
             } catch { dropSink(sink, of: i, error) }
         }
     }

@@ -103,6 +103,10 @@ public final class Muxer: @unchecked Sendable {
     private var started = false
     private var finished = false
     private var pending: [EncodedPacket] = []
+    /// With one producer reading files (`pushBatch` > 1), packets go to the queue this many at a
+    /// time: one lock round for the lot.
+    private let pushBatch: Int
+    private var outbox: [EncodedPacket] = []
     private let pendingLimit = 4096
     private var videoParameters: CodecParameters?
     private var audioParameters: CodecParameters?
@@ -110,6 +114,7 @@ public final class Muxer: @unchecked Sendable {
     private var muxThread: MuxThread?
     private let done = DispatchSemaphore(value: 0)
     private let delivery: CallbackSink
+    private let recycle: PacketPool?
 
     /// Every chunk, in order, ending after the trailer, for a muxer made with `onChunk` or without
     /// sinks (with sinks only, it just ends at `finish()`). Chunks are buffered only once this has
@@ -131,11 +136,25 @@ public final class Muxer: @unchecked Sendable {
     ///     the other); false when each stream has its own thread (the one ahead waits).
     ///   - onChunk: called on the mux thread with every chunk; must not block for long.
     ///   - onWarning: called with a line the first time each kind of bad packet is dropped.
-    public init(format: ContainerFormat, video: VideoStreamDescription?, audio: AudioStreamDescription?,
-                sinks: [ChunkSink] = [], seekable: Bool = false, queueCapacity: Int = 256,
-                singleProducer: Bool = true,
-                onChunk: (@Sendable (Chunk) -> Void)? = nil,
-                onWarning: @escaping @Sendable (String) -> Void = { _ in }) throws {
+    public convenience init(format: ContainerFormat, video: VideoStreamDescription?, audio: AudioStreamDescription?,
+                            sinks: [ChunkSink] = [], seekable: Bool = false, queueCapacity: Int = 256,
+                            singleProducer: Bool = true,
+                            onChunk: (@Sendable (Chunk) -> Void)? = nil,
+                            onWarning: @escaping @Sendable (String) -> Void = { _ in }) throws {
+        try self.init(format: format, video: video, audio: audio, sinks: sinks, seekable: seekable,
+                      queueCapacity: queueCapacity, singleProducer: singleProducer, wakeBatch: 1,
+                      onChunk: onChunk, onWarning: onWarning)
+    }
+
+    /// The same, for producers that read files as fast as they can (`livemux mux`): `wakeBatch`
+    /// above 1 lets packets wait for the mux thread in batches (see `MuxQueue`), and `recycle`
+    /// takes the written packets back to the reader (see `PacketPool`).
+    init(format: ContainerFormat, video: VideoStreamDescription?, audio: AudioStreamDescription?,
+         sinks: [ChunkSink], seekable: Bool, queueCapacity: Int, singleProducer: Bool, wakeBatch: Int,
+         recycle: PacketPool? = nil,
+         onChunk: (@Sendable (Chunk) -> Void)?, onWarning: @escaping @Sendable (String) -> Void) throws {
+        self.recycle = recycle
+        pushBatch = singleProducer && wakeBatch > 1 ? 16 : 1
         guard video != nil || audio != nil else { throw LiveMuxError.invalid("a muxer needs a video or an audio stream") }
         if let v = video, !format.carries(v.codec) {
             throw LiveMuxError.unsupported("\(format.rawValue.uppercased()) cannot carry \(v.codec.rawValue.uppercased()) with FFmpeg 5.1 (use ASF for HEVC)")
@@ -148,12 +167,15 @@ public final class Muxer: @unchecked Sendable {
         self.format = format
         self.seekable = seekable
         self.report = onWarning
-        self.video = try video.map { try VideoNormalizer(codec: $0.codec, width: $0.width, height: $0.height, extradata: $0.extradata) }
+        self.video = try video.map {
+            try VideoNormalizer(codec: $0.codec, width: $0.width, height: $0.height, extradata: $0.extradata,
+                                prefersLengthPrefixed: format == .flv)
+        }
         self.audio = try audio.map { try AudioNormalizer(sampleRate: $0.sampleRate, channels: $0.channels, extradata: $0.extradata) }
         var kinds: [StreamKind] = []
         if video != nil { kinds.append(.video) }
         if audio != nil { kinds.append(.audio) }
-        queue = MuxQueue(streams: kinds, capacity: queueCapacity, singleProducer: singleProducer)
+        queue = MuxQueue(streams: kinds, capacity: queueCapacity, singleProducer: singleProducer, wakeBatch: wakeBatch)
         delivery = CallbackSink(onChunk)
         // The callback route counts as a destination only when it is one: with sinks and no
         // onChunk, a failed sink (a closed stdout) must stop the muxer, not leave it running for nobody.
@@ -192,10 +214,27 @@ public final class Muxer: @unchecked Sendable {
             if !wasReady, video.isReady { try streamBecameReady(.video) }
             return
         }
+        try addVideoLocked(try Packet(copying: bytes), pts: pts, dts: dts, timescale: timescale, isKeyframe: isKeyframe)
+    }
+
+    /// `addVideo` for a packet the caller hands over (a demuxer's, as `livemux mux` reads them):
+    /// no copy of the payload on the way in.
+    func addVideo(_ packet: Packet, pts: Int64, dts: Int64? = nil, timescale: Int32, isKeyframe: Bool) throws {
+        guard video != nil else { throw LiveMuxError.invalid("this muxer has no video stream") }
+        guard timescale > 0 else { throw LiveMuxError.invalid("timescale must be above 0") }
+        videoLock.lock()
+        defer { videoLock.unlock() }
+        try checkOpen()
+        try addVideoLocked(packet, pts: pts, dts: dts, timescale: timescale, isKeyframe: isKeyframe)
+    }
+
+    /// Normalizes and queues one access unit; under `videoLock`.
+    private func addVideoLocked(_ packet: Packet, pts: Int64, dts: Int64?, timescale: Int32, isKeyframe: Bool) throws {
+        guard let video else { return }
         let wasReady = video.isReady
         let out: VideoNormalizer.Output
         do {
-            out = try video.process(bytes, isKeyframe: isKeyframe)
+            out = try video.process(packet, isKeyframe: isKeyframe)
         } catch let problem as VideoNormalizer.Problem {
             switch problem {
             case .beforeParameterSets: warn(.videoBeforeParameterSets)
@@ -239,6 +278,11 @@ public final class Muxer: @unchecked Sendable {
     ///     as `timescale` (and the running sample count as `pts`) for exact timing.
     ///   - timescale: units per second of `pts` (1000: milliseconds).
     public func addAudio(_ bytes: [UInt8], pts: Int64, timescale: Int32 = 1000) throws {
+        try addAudio(try Packet(copying: bytes), pts: pts, timescale: timescale)
+    }
+
+    /// `addAudio` for a packet the caller hands over (a demuxer's): no copy of the payload.
+    func addAudio(_ packet: Packet, pts: Int64, timescale: Int32) throws {
         guard let audio else { throw LiveMuxError.invalid("this muxer has no audio stream") }
         guard timescale > 0 else { throw LiveMuxError.invalid("timescale must be above 0") }
         audioLock.lock()
@@ -248,7 +292,7 @@ public final class Muxer: @unchecked Sendable {
         let rateBefore = audio.sampleRate
         let frames: [Packet]
         do {
-            frames = try audio.process(bytes)
+            frames = try audio.process(packet)
         } catch AudioNormalizer.Problem.parametersChanged {
             warn(.audioParametersChanged)
             return
@@ -318,8 +362,11 @@ public final class Muxer: @unchecked Sendable {
             }
         }
         let running = started
+        let batch = outbox
+        outbox.removeAll()
         stateLock.unlock()
         if running {
+            if !batch.isEmpty { _ = queue.push(contentsOf: batch) }
             if video != nil { queue.end(.video) }
             if audio != nil { queue.end(.audio) }
             done.wait()
@@ -405,8 +452,24 @@ public final class Muxer: @unchecked Sendable {
             if let failure { throw failure }
             return
         }
+        if pushBatch > 1 {
+            outbox += packets
+            guard outbox.count >= pushBatch else {
+                stateLock.unlock()
+                return
+            }
+            var batch: [EncodedPacket] = []
+            swap(&batch, &outbox)
+            stateLock.unlock()
+            try push(batch)
+            return
+        }
         stateLock.unlock()
-        for p in packets where !queue.push(p) {
+        try push(packets)
+    }
+
+    private func push(_ packets: [EncodedPacket]) throws {
+        if !(packets.count == 1 ? queue.push(packets[0]) : queue.push(contentsOf: packets)) {
             // The queue refuses only after cancel(); MuxThread sets `failure` before cancelling,
             // and the queue's lock orders that write before this read.
             throw muxThread?.failure ?? LiveMuxError.output("the muxer was stopped (cancel() or a failed sink)")
@@ -419,7 +482,8 @@ public final class Muxer: @unchecked Sendable {
         if let p = videoParameters { streams.append(.init(kind: .video, parameters: p, timeBase: .milliseconds)) }
         if let p = audioParameters { streams.append(.init(kind: .audio, parameters: p, timeBase: Rational(1, Int32(p.sampleRate)))) }
         let writer = try ContainerWriter(format: format, seekable: seekable, streams: streams)
-        let thread = MuxThread(outputs: [.init(writer: writer, sinks: sinks)], queue: queue, statistics: statistics, report: report)
+        let thread = MuxThread(outputs: [.init(writer: writer, sinks: sinks)], queue: queue, statistics: statistics,
+                               recycle: recycle, report: report)
         muxThread = thread
         started = true
         if video != nil && videoParameters == nil { queue.end(.video) }

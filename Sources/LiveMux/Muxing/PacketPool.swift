@@ -1,0 +1,34 @@
+import Foundation
+import FFmpeg
+
+/// Packets the mux thread has written, handed back to the thread that reads the next ones.
+///
+/// glibc's malloc serializes threads that free each other's memory: with a reader allocating
+/// every packet and the mux thread freeing it, both threads spent a third of their time on one
+/// arena's lock (and a futex wake per packet). A recycled packet's payload is released by the
+/// reader's next `read(into:)`, on the thread that allocated it, and the packet itself is reused.
+///
+/// Locking: `lock` guards `spare`. Both sides move whole batches, so the lock is taken once per
+/// batch, not per packet.
+final class PacketPool: @unchecked Sendable {
+    private let lock = NSLock()
+    private var spare: [Packet] = []
+    private let limit: Int
+
+    init(limit: Int) { self.limit = limit }
+
+    /// Hands written packets back (from the mux thread); past the limit they are simply freed.
+    func give(_ packets: some Sequence<Packet>) {
+        lock.lock()
+        for p in packets where spare.count < limit { spare.append(p) }
+        lock.unlock()
+    }
+
+    /// Moves every spare packet into `packets` (on the reading thread).
+    func takeAll(into packets: inout [Packet]) {
+        lock.lock()
+        packets.append(contentsOf: spare)
+        spare.removeAll(keepingCapacity: true)
+        lock.unlock()
+    }
+}
