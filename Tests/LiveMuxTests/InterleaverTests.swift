@@ -155,6 +155,22 @@ final class InterleaverTests: XCTestCase {
         XCTAssertNil(i.next(), "audio's last packet promised nothing")
     }
 
+    func testStartAtZeroLetsTheFirstVideoFrameGo() {
+        var i = Interleaver(streams: [.video, .audio], startAtZero: true)
+        i.push(promised(.audio, 0))
+        XCTAssertNil(i.next(), "video's first packet may be at 0 too, and would go first")
+        i.push(promised(.video, 0))
+        XCTAssertEqual(order(&i), ["v0", "a0"])
+        var j = Interleaver(streams: [.video, .audio], startAtZero: true)
+        j.push(promised(.video, 0))
+        XCTAssertEqual(order(&j), ["v0"], "audio cannot start before 0, and video goes first on a tie")
+        j.push(promised(.video, 1))
+        XCTAssertNil(j.next(), "audio may still come before 33.3 ms")
+        var k = Interleaver(streams: [.video, .audio])
+        k.push(promised(.video, 0))
+        XCTAssertNil(k.next(), "without startAtZero audio could start earlier")
+    }
+
     func testABrokenPromiseIsCounted() {
         // Only in release builds: debug builds stop at the assertion.
         guard !_isDebugAssertConfiguration() else { return }

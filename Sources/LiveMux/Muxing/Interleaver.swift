@@ -21,8 +21,13 @@ struct Interleaver {
     private(set) var brokenPromises = 0
     let streams: [StreamKind]
 
-    init(streams: [StreamKind]) {
+    /// - Parameter startAtZero: every stream's first DTS is 0 or later (the pipeline's shared
+    ///   timeline has no negative times), so a first packet at 0 need not wait for the others'.
+    init(streams: [StreamKind], startAtZero: Bool = false) {
         self.streams = streams.sorted()
+        if startAtZero {
+            for s in self.streams { nextAtLeast[s] = (0, Rational(1, 1)) }
+        }
     }
 
     func count(_ stream: StreamKind) -> Int { pending[stream].count - heads[stream] }

@@ -13,8 +13,8 @@ final class MuxQueue: @unchecked Sendable {
     /// Whether one thread produces every stream (one input carrying both).
     private let singleProducer: Bool
 
-    init(streams: [StreamKind], capacity: Int, singleProducer: Bool) {
-        interleaver = Interleaver(streams: streams)
+    init(streams: [StreamKind], capacity: Int, singleProducer: Bool, startAtZero: Bool = false) {
+        interleaver = Interleaver(streams: streams, startAtZero: startAtZero)
         self.capacity = max(1, capacity)
         self.singleProducer = singleProducer
     }
