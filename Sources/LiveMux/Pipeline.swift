@@ -48,7 +48,7 @@ public final class Pipeline: @unchecked Sendable {
 
         if sources.contains(where: \.isLive) { sources.forEach { $0.shareClockWithLiveInput() } }
         let queue = MuxQueue(streams: kinds, capacity: config.queueCapacity,
-                             singleProducer: sources.count == 1 && kinds.count > 1)
+                             singleProducer: sources.count == 1 && kinds.count > 1, startAtZero: true)
         let timeline = Timeline(videoSetsBase: wantVideo, separateThreads: config.input == nil)
         let video = try wantVideo ? VideoEncoder(settings: config.video, timeline: timeline, queue: queue,
                                                  statistics: statistics, duration: config.duration, quiet: quiet) : nil

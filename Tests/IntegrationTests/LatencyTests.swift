@@ -69,4 +69,28 @@ final class LatencyTests: XCTestCase {
         XCTAssertEqual(p50, reported50, accuracy: max(15, reported50 * 0.2))
         XCTAssertLessThan(reported99, 500, "live latency stays well under a second")
     }
+
+    /// At real time the mux queue releases packets on the encoders' promises about their next DTS
+    /// (Interleaver) instead of waiting for the other stream's next packet. Those releases must
+    /// never put a packet after a later one: ASF aborts on DTS going backwards inside one of its
+    /// packets, and ContainerWriter drops (and counts) any packet that would. Both containers,
+    /// real time, 720p so that video encoding is slow against audio: nothing dropped, no inversions.
+    func testEarlyReleasesDropNothingAndKeepOrder() throws {
+        let asf = "\(dir)/live.asf", flv = "\(dir)/live.flv", stats = "\(dir)/order.jsonl"
+        let r = try Tools.livemux(["record", "-q", "-t", "2", "--size", "1280x720", "-o", asf, "-o", flv, "--stats", stats])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let last = try XCTUnwrap(TimingTests.statsLines(stats).last)
+        for kind in ["video", "audio"] {
+            let s = try XCTUnwrap(last[kind] as? [String: Any])
+            XCTAssertEqual(s["dropped"] as? Int, 0, "\(kind): nothing dropped, nothing late")
+        }
+        XCTAssertEqual((last["video"] as? [String: Any])?["packets_out"] as? Int, 60)
+        for path in [asf, flv] {
+            let report = try Tools.livemux(["report", path])
+            XCTAssertEqual(report.status, 0, report.stderr)
+            XCTAssertTrue(report.stdoutText.contains("no inversions"), report.stdoutText)
+            XCTAssertEqual(try Tools.decodeErrors(path), "", path)
+        }
+    }
 }
+

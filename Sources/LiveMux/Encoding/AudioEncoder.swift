@@ -152,7 +152,7 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
             frame.pts = readSample
             readSample += Int64(frame.sampleCount)
             try encoder.send(frame)
-            if try !drain() { return false }
+            if try !drain(promising: !flushing) { return false }
         }
         return true
     }
@@ -166,11 +166,16 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
         isDone = true
         _ = try encodeReady(flushing: true)
         try encoder.send(nil)
-        _ = try drain()
+        _ = try drain(promising: false)
         queue.end(.audio)
     }
 
-    private func drain() throws -> Bool {
+    /// Queues what the encoder has ready. `promising`: every frame sent so far was a whole
+    /// `frameSize` frame, stamped from the sample count, so the encoder's packets are contiguous and
+    /// the next one starts `frameSize` samples after this one; the mux queue may rely on that
+    /// (`EncodedPacket.nextDTSAtLeast`). A packet that leaves only while flushing promises nothing:
+    /// the last frame may be short.
+    private func drain(promising: Bool) throws -> Bool {
         while case .value(let packet) = try encoder.receive() {
             // The encoder's priming packet lies before the start of the timeline: never negative.
             if packet.pts < 0 { continue }
@@ -178,7 +183,9 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
             while captureTimes.count > 1, captureTimes[1].sample <= packet.pts { captureTimes.removeFirst() }
             statistics.countEncoded(.audio, bytes: packet.size)
             let captured = captureTimes.first?.time ?? lastCaptureTime
-            if !queue.push(EncodedPacket(stream: .audio, packet: packet, timeBase: encoder.timeBase, captureTime: captured)) {
+            let next = promising ? packet.dts + Int64(frameSize) : nil
+            if !queue.push(EncodedPacket(stream: .audio, packet: packet, timeBase: encoder.timeBase, captureTime: captured,
+                                         nextDTSAtLeast: next)) {
                 isDone = true  // the mux queue was cancelled: nothing more is wanted
                 return false
             }

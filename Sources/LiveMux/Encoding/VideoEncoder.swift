@@ -109,7 +109,10 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
             if packet.duration <= 0 { packet.duration = 1 }
             let captured = captureTimes.removeValue(forKey: packet.pts) ?? 0
             statistics.countEncoded(.video, bytes: packet.size)
-            if !queue.push(EncodedPacket(stream: .video, packet: packet, timeBase: encoder.timeBase, captureTime: captured)) {
+            // Frames sit on the 1/fps grid, one per slot, in order (a drift step drops or repeats
+            // whole frames), and nothing is reordered (no B-frames): the next DTS is a slot later.
+            if !queue.push(EncodedPacket(stream: .video, packet: packet, timeBase: encoder.timeBase, captureTime: captured,
+                                         nextDTSAtLeast: packet.dts + 1)) {
                 isDone = true  // the mux queue was cancelled: nothing more is wanted
                 return false
             }

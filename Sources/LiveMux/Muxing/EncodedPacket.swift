@@ -9,6 +9,13 @@ struct EncodedPacket: @unchecked Sendable {
     let timeBase: Rational
     /// When the first input that made this packet was captured (monotonic µs); for latency.
     var captureTime: Int64 = 0
+    /// The producer's promise about this stream's next packet: its DTS (in `timeBase`) will be at
+    /// least this. While the stream's queue is empty, the interleaver may then release another
+    /// stream's packet that is earlier than the promise instead of waiting for this stream's next
+    /// packet (see `Interleaver.next`). nil promises nothing: the interleaver waits, as it must
+    /// for packets from outside (`Muxer`, `FileMuxJob`). Only a producer that stamps its packets
+    /// itself can promise: a broken promise could let a later packet out first.
+    var nextDTSAtLeast: Int64? = nil
 
     var dts: Int64 { packet.dts }
     var isKeyframe: Bool { packet.isKeyframe }

@@ -26,8 +26,8 @@ final class MuxQueue: @unchecked Sendable {
     private var pushedWhileWaiting = 0
     private var producersWaiting = 0
 
-    init(streams: [StreamKind], capacity: Int, singleProducer: Bool, wakeBatch: Int = 1) {
-        interleaver = Interleaver(streams: streams)
+    init(streams: [StreamKind], capacity: Int, singleProducer: Bool, wakeBatch: Int = 1, startAtZero: Bool = false) {
+        interleaver = Interleaver(streams: streams, startAtZero: startAtZero)
         self.capacity = max(1, capacity)
         self.singleProducer = singleProducer
         self.wakeBatch = max(1, wakeBatch)
