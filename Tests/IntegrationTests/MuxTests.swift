@@ -166,8 +166,11 @@ final class MuxTests: XCTestCase {
 
     /// A reader that closes stdout early stops the mux with one clear line and exit 1.
     func testClosedStdoutStopsTheMux() throws {
-        try makeSources()
-        let script = "'\(Tools.livemux)' mux -q --input '\(dir)/src.mp4' -f flv -o - | head -c 1000 > /dev/null; exit ${PIPESTATUS[0]}"
+        // Far more than a pipe holds (64 KiB), so the mux is still writing when `head` exits:
+        // with a small file it could finish first, and then it rightly succeeds.
+        try ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=320x240:rate=30", "-t", "2", "-c:v", "libx264", "-preset", "ultrafast",
+                    "-b:v", "8M", "-maxrate", "8M", "-bufsize", "1M", "\(dir)/big.mp4"])
+        let script = "'\(Tools.livemux)' mux -q --input '\(dir)/big.mp4' -f flv -o - | head -c 1000 > /dev/null; exit ${PIPESTATUS[0]}"
         let r = try Tools.run("/bin/bash", ["-c", script])
         XCTAssertEqual(r.status, 1, r.stderr)
         XCTAssertEqual(r.stderr, "error: stdout was closed by its reader; stopped recording\n")
