@@ -72,10 +72,16 @@ public final class OutputContainer: @unchecked Sendable {
         }
     }
 
-    /// Writes one packet whose timestamps are in its stream's time base (`av_write_frame`: the
-    /// caller interleaves). The bytes may be empty: ASF emits only whole packets.
-    public func write(_ packet: Packet) throws -> MuxedBytes {
-        try collect { ctx in try check(av_write_frame(ctx, packet.pointer), "av_write_frame") }
+    /// Writes one packet to stream `stream` with these timestamps, in that stream's time base
+    /// (`av_write_frame`: the caller interleaves). The bytes may be empty: ASF emits only whole
+    /// packets. The packet is left as it was (av_write_frame takes its own reference to the
+    /// payload), so several containers can write the same packet without copies of it.
+    public func write(_ packet: Packet, stream: Int, pts: Int64, dts: Int64, duration: Int64) throws -> MuxedBytes {
+        let p = packet.pointer
+        let saved = (p.pointee.pts, p.pointee.dts, p.pointee.duration, p.pointee.stream_index)
+        defer { (p.pointee.pts, p.pointee.dts, p.pointee.duration, p.pointee.stream_index) = saved }
+        (p.pointee.pts, p.pointee.dts, p.pointee.duration, p.pointee.stream_index) = (pts, dts, duration, Int32(stream))
+        return try collect { ctx in try check(av_write_frame(ctx, p), "av_write_frame") }
     }
 
     /// What the trailer produced: bytes to append, and for a seekable output the earlier bytes it
@@ -158,6 +164,9 @@ public final class MuxedBytes: @unchecked Sendable {
 
     /// A copy as an array.
     public var array: [UInt8] { withUnsafeBytes { Array($0) } }
+
+    /// The first byte, valid as long as this object lives (for a vectored write of several).
+    public var baseAddress: UnsafeRawPointer? { base.map { UnsafeRawPointer($0) } }
 }
 
 /// Receives the trailer's writes with their true file offsets.

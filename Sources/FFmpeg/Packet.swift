@@ -42,12 +42,6 @@ public final class Packet: @unchecked Sendable {
 
     public func unreference() { av_packet_unref(pointer) }
 
-    /// Makes this packet a new reference to `other`'s data and properties (no copy of the
-    /// payload), dropping what it held: one scratch packet serves every write.
-    public func reference(_ other: Packet) throws {
-        av_packet_unref(pointer)
-        try check(av_packet_ref(pointer, other.pointer), "av_packet_ref")
-    }
 
     public var pts: Int64 {
         get { pointer.pointee.pts }

@@ -10,8 +10,6 @@ final class ContainerWriter: @unchecked Sendable {
     private var streamIndex = PerStream<Int?>(repeating: nil)
     private var outputTimeBase = PerStream<Rational?>(repeating: nil)
     private var lastDTS = PerStream<Int64?>(repeating: nil)
-    /// The reference each write rescales and hands to the muxer.
-    private let scratch = Packet()
     /// Packets dropped because their DTS fell behind what was already written.
     private(set) var droppedLate = 0
 
@@ -55,10 +53,6 @@ final class ContainerWriter: @unchecked Sendable {
     /// dropped because it would make DTS go backwards.
     func write(_ p: EncodedPacket) throws -> Chunk? {
         guard let index = streamIndex[p.stream], let tb = outputTimeBase[p.stream] else { return nil }
-        // Several writers may share one encoded packet: each rescales its own reference.
-        let packet = scratch
-        try packet.reference(p.packet)
-        defer { packet.unreference() }
         var dts = Timestamp.rescale(p.packet.dts, from: p.timeBase, to: tb)
         var pts = Timestamp.rescale(p.packet.pts, from: p.timeBase, to: tb)
         if let last = lastDTS[p.stream], dts <= last {
@@ -74,11 +68,10 @@ final class ContainerWriter: @unchecked Sendable {
             return nil
         }
         lastDTS[p.stream] = dts
-        packet.dts = dts
-        packet.pts = pts
-        packet.duration = Timestamp.rescale(p.packet.duration, from: p.timeBase, to: tb)
-        packet.streamIndex = index
-        let bytes = try container.write(packet)
+        // Several writers may share one encoded packet: the container writes it with this
+        // writer's timestamps and leaves it as it was.
+        let bytes = try container.write(p.packet, stream: index, pts: pts, dts: dts,
+                                        duration: Timestamp.rescale(p.packet.duration, from: p.timeBase, to: tb))
         return Chunk(kind: .media(stream: p.stream, dts: dts, isKeyframe: p.isKeyframe), muxed: bytes,
                      captureTime: p.captureTime)
     }

@@ -85,6 +85,12 @@ public struct Chunk: Sendable {
 
     public var isEmpty: Bool { count == 0 }
 
+    /// The muxer's buffer, when the bytes are still in it.
+    var muxedBytes: MuxedBytes? {
+        if case .muxed(let m) = storage { return m }
+        return nil
+    }
+
     public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
         switch storage {
         case .array(let a): return try a.withUnsafeBytes(body)

@@ -1,3 +1,5 @@
+import FFmpeg
+
 /// Where labelled chunks go. Sinks know nothing of containers; containers nothing of sinks.
 public protocol ChunkSink: AnyObject, Sendable {
     /// A name for messages (a URL with its secrets masked).
@@ -16,44 +18,44 @@ public final class FileSink: ChunkSink, @unchecked Sendable {
     public let name: String
     public var isSeekable: Bool { true }
     private let fd: FileDescriptor
-    /// Whole chunks waiting to be written (so a killed process leaves whole ASF packets and FLV
-    /// tags); raw memory, copied into with one memcpy per chunk.
-    private let buffer: UnsafeMutableRawBufferPointer
-    private var used = 0
+    /// Media chunks waiting to be written, still in the muxer's buffers: one `writev` sends them
+    /// without copying them (and only whole ASF packets and FLV tags reach the file, so a
+    /// killed process leaves a readable one).
+    private var pending: [MuxedBytes] = []
+    private var pendingBytes = 0
+    private let bufferLimit: Int
     private var closed = false
 
     public init(path: String, bufferLimit: Int = 64 * 1024) throws {
         fd = try FileDescriptor.create(path)
         name = path
-        buffer = .allocate(byteCount: max(1, bufferLimit), alignment: 16)
+        self.bufferLimit = bufferLimit
     }
 
-    deinit {
-        if !closed { fd.close() }
-        buffer.deallocate()
-    }
+    deinit { if !closed { fd.close() } }
 
     public func write(_ chunk: Chunk) throws {
-        try chunk.withUnsafeBytes { bytes in
-            if used + bytes.count > buffer.count { try flush() }
-            if bytes.count >= buffer.count {
-                try fd.write(bytes)
-            } else if !bytes.isEmpty {
-                UnsafeMutableRawBufferPointer(rebasing: buffer[used...]).copyMemory(from: bytes)
-                used += bytes.count
+        if let bytes = chunk.muxedBytes, chunk.updates.isEmpty {
+            if bytes.count > 0 {
+                pending.append(bytes)
+                pendingBytes += bytes.count
             }
+            if pendingBytes >= bufferLimit || pending.count >= 256 { try flush() }
+            return
         }
         // The header goes out at once, so even a file killed early starts readable.
-        if used == buffer.count || chunk.kind == .header || !chunk.updates.isEmpty {
-            try flush()
-        }
+        try flush()
+        try chunk.withUnsafeBytes { try fd.write($0) }
         for update in chunk.updates { try fd.write(update.bytes, at: update.offset) }
     }
 
     public func flush() throws {
-        guard used > 0 else { return }
-        defer { used = 0 }
-        try fd.write(UnsafeRawBufferPointer(rebasing: buffer[..<used]))
+        guard !pending.isEmpty else { return }
+        defer {
+            pending.removeAll(keepingCapacity: true)
+            pendingBytes = 0
+        }
+        try fd.write(pending.map { UnsafeRawBufferPointer(start: $0.baseAddress, count: $0.count) })
     }
 
     public func close() throws {

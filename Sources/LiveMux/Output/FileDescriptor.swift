@@ -33,6 +33,29 @@ struct FileDescriptor: Sendable {
         }
     }
 
+    /// Writes the buffers in order with as few `writev` calls as it takes.
+    func write(_ buffers: [UnsafeRawBufferPointer]) throws {
+        var vectors = buffers.filter { !$0.isEmpty }.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
+        var first = 0
+        while first < vectors.count {
+            let n = vectors[first...].withUnsafeBufferPointer { writev(raw, $0.baseAddress, Int32(min($0.count, 1024))) }  // IOV_MAX
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw SinkError(errno: errno, name: name)
+            }
+            // Skip what went out; a short write leaves part of one buffer.
+            var left = n
+            while first < vectors.count, left >= vectors[first].iov_len {
+                left -= vectors[first].iov_len
+                first += 1
+            }
+            if left > 0 {
+                vectors[first].iov_base += left
+                vectors[first].iov_len -= left
+            }
+        }
+    }
+
     func write(_ bytes: [UInt8], at position: Int64) throws {
         try bytes.withUnsafeBytes { buffer in
             var offset = 0
