@@ -64,14 +64,15 @@ static inline int64_t lm_rescale_q(int64_t a, AVRational bq, AVRational cq) {
 /* libavdevice (with libavfilter and some 80 libraries behind it: X11, PulseAudio, ALSA, SDL…) is
  * loaded only when a capture device is wanted, so `livemux mux`, `report` and programs that only
  * embed the muxer start without it (about 60 ms less at start-up). Its one entry point we need
- * registers the devices inside libavformat. Returns NULL, or dlerror()'s message. */
+ * registers the devices inside libavformat. Bound lazily, like a program's own libraries.
+ * Returns NULL, or dlerror()'s message. */
 #define LM_STRINGIFY_(x) #x
 #define LM_STRINGIFY(x) LM_STRINGIFY_(x)
 static inline const char *lm_avdevice_soname(void) {
     return "libavdevice.so." LM_STRINGIFY(LIBAVDEVICE_VERSION_MAJOR);
 }
 static inline const char *lm_register_devices(void) {
-    void *library = dlopen(lm_avdevice_soname(), RTLD_NOW | RTLD_GLOBAL);
+    void *library = dlopen(lm_avdevice_soname(), RTLD_LAZY | RTLD_GLOBAL);
     if (!library) return dlerror();
     void (*register_all)(void) = (void (*)(void))dlsym(library, "avdevice_register_all");
     if (!register_all) return dlerror();
