@@ -50,6 +50,18 @@ final class AudioSpecificConfigTests: XCTestCase {
         XCTAssertLessThan(Date().timeIntervalSince(started), 2)
     }
 
+    func testLengthsBecomeStartCodesInPlaceAndParameterSetsAreFound() throws {
+        var bytes: [UInt8] = [0, 0, 0, 2, 0x41, 0x9a, 0, 0, 0, 3, 0x01, 0x02, 0x03]
+        bytes.withUnsafeMutableBytes { AnnexB.replaceLengthsWithStartCodes($0) }
+        XCTAssertEqual(bytes, [0, 0, 0, 1, 0x41, 0x9a, 0, 0, 0, 1, 0x01, 0x02, 0x03])
+        let idrWithSets: [UInt8] = [0, 0, 0, 2, 0x67, 0x42, 0, 0, 0, 2, 0x68, 0xce, 0, 0, 0, 2, 0x65, 0x88]
+        XCTAssertTrue(AnnexB.containsParameterSets(lengthPrefixed: idrWithSets, lengthSize: 4, hevc: false))
+        XCTAssertFalse(AnnexB.containsParameterSets(lengthPrefixed: Array(idrWithSets.suffix(6)), lengthSize: 4, hevc: false))
+        // HEVC: VPS is type 32 (0x40 >> 1); a TRAIL_R slice (type 1, 0x02) is not a parameter set.
+        XCTAssertTrue(AnnexB.containsParameterSets(lengthPrefixed: [0, 0, 0, 2, 0x40, 0x01], lengthSize: 4, hevc: true))
+        XCTAssertFalse(AnnexB.containsParameterSets(lengthPrefixed: [0, 0, 0, 2, 0x02, 0x01], lengthSize: 4, hevc: true))
+    }
+
     func testLengthPrefixedToAnnexB() {
         XCTAssertEqual(AnnexB.fromLengthPrefixed([0, 0, 0, 2, 0x65, 0x88, 0, 0, 0, 1, 0x41]),
                        [0, 0, 0, 1, 0x65, 0x88, 0, 0, 0, 1, 0x41])
@@ -217,6 +229,41 @@ final class MuxerAPITests: XCTestCase {
         XCTAssertEqual(try hashes(path, "v"), try hashes("\(dir)/src.mp4", "v"), "every good frame, nothing else")
         XCTAssertEqual(try hashes(path, "a").count, adts.packets.count - 3)
         XCTAssertThrowsError(try muxer.addVideo(annexB.packets[0].bytes, pts: 100, isKeyframe: true), "finished")
+    }
+
+    /// Into FLV, AVCC packets under an avcC record pass through untouched; an Annex B packet ends
+    /// that for the rest of the stream and carries the Annex B parameter sets, so the FLV muxer
+    /// converts from there on. Into ASF the same input becomes Annex B.
+    func testAVCCPassesThroughIntoFLVUntilAnnexBArrives() throws {
+        try makeSources()
+        let avcc = try read("\(dir)/src.mp4", .video), annexB = try read("\(dir)/src.h264", .video)
+        let flv = try VideoNormalizer(codec: .h264, width: nil, height: nil, extradata: avcc.extradata, prefersLengthPrefixed: true)
+        XCTAssertEqual(flv.extradata, avcc.extradata, "FLV gets the avcC record itself")
+        for p in avcc.packets.prefix(15) {
+            let out = try flv.process(try Packet(copying: p.bytes), isKeyframe: p.key)
+            XCTAssertEqual(out.packet.bytes, p.bytes, "passed through untouched")
+            XCTAssertNil(out.packet.newExtradata)
+        }
+        XCTAssertTrue(flv.passesThrough)
+        let switched = try flv.process(try Packet(copying: annexB.packets[15].bytes), isKeyframe: annexB.packets[15].key)
+        XCTAssertFalse(flv.passesThrough)
+        XCTAssertEqual(switched.packet.newExtradata.map { AnnexB.hasStartCode($0) }, true, "Annex B sets tell the muxer")
+        XCTAssertNil(switched.changedExtradata, "the same parameter sets: not a change")
+        let after = try flv.process(try Packet(copying: avcc.packets[16].bytes), isKeyframe: avcc.packets[16].key)
+        XCTAssertTrue(AnnexB.hasStartCode(after.packet.bytes), "AVCC after the switch is converted")
+
+        let asf = try VideoNormalizer(codec: .h264, width: nil, height: nil, extradata: avcc.extradata, prefersLengthPrefixed: false)
+        XCTAssertFalse(asf.passesThrough)
+        for p in avcc.packets.prefix(2) {
+            XCTAssertTrue(AnnexB.hasStartCode(try asf.process(try Packet(copying: p.bytes), isKeyframe: p.key).packet.bytes))
+        }
+
+        // End to end: half AVCC, half Annex B into FLV decodes frame for frame.
+        let mixed = Array(avcc.packets.prefix(15)) + Array(annexB.packets.suffix(15))
+        let out = try mux(.flv, video: .init(codec: .h264, extradata: avcc.extradata), mixed, audio: nil, [], name: "mixed.flv")
+        XCTAssertEqual(try hashes(out.path, "v"), try hashes("\(dir)/src.mp4", "v"))
+        XCTAssertEqual(try decodeErrors(out.path), "")
+        XCTAssertEqual(out.muxer.warnings, [:])
     }
 
     /// New SPS/PPS mid-stream: FLV writes a new AVC sequence header; ASF refuses.
