@@ -41,11 +41,7 @@ public final class BitstreamFilter: @unchecked Sendable {
     /// The next filtered packet, `.needsInput` when the filter wants another, `.endOfStream` after a drain.
     public func receive() throws -> Received<Packet> {
         let packet = Packet()
-        let code = av_bsf_receive_packet(context, packet.pointer)
-        if code == FFmpegError.tryAgainCode { return .needsInput }
-        if code == FFmpegError.endOfFileCode { return .endOfStream }
-        try check(code, "av_bsf_receive_packet(\(name))")
-        return .value(packet)
+        return try received(av_bsf_receive_packet(context, packet.pointer), packet, "av_bsf_receive_packet(\(name))")
     }
 
     /// Filters one packet and returns everything the filter produced for it. After a failure the

@@ -106,11 +106,7 @@ public final class Decoder: CodecContext, @unchecked Sendable {
     }
 
     public func receive(into frame: Frame) throws -> Received<Frame> {
-        let code = avcodec_receive_frame(context, frame.pointer)
-        if code == FFmpegError.tryAgainCode { return .needsInput }
-        if code == FFmpegError.endOfFileCode { return .endOfStream }
-        try check(code, "avcodec_receive_frame")
-        return .value(frame)
+        try received(avcodec_receive_frame(context, frame.pointer), frame, "avcodec_receive_frame")
     }
 }
 
@@ -185,10 +181,6 @@ public final class Encoder: CodecContext, @unchecked Sendable {
 
     public func receive() throws -> Received<Packet> {
         let packet = Packet()
-        let code = avcodec_receive_packet(context, packet.pointer)
-        if code == FFmpegError.tryAgainCode { return .needsInput }
-        if code == FFmpegError.endOfFileCode { return .endOfStream }
-        try check(code, "avcodec_receive_packet")
-        return .value(packet)
+        return try received(avcodec_receive_packet(context, packet.pointer), packet, "avcodec_receive_packet")
     }
 }

@@ -49,6 +49,15 @@ func check(_ code: Int32, _ function: @autoclosure () -> String) throws -> Int32
 }
 
 /// An allocation that returned NULL.
+/// What a receive call's status means: the value, `.needsInput` (EAGAIN), `.endOfStream` (EOF),
+/// or an error thrown as `FFmpegError`.
+func received<Value>(_ code: Int32, _ value: Value, _ function: @autoclosure () -> String) throws -> Received<Value> {
+    if code == FFmpegError.tryAgainCode { return .needsInput }
+    if code == FFmpegError.endOfFileCode { return .endOfStream }
+    try check(code, function())
+    return .value(value)
+}
+
 func outOfMemory(_ function: String) -> FFmpegError {
     FFmpegError(code: lm_averror(ENOMEM), function: function)
 }
