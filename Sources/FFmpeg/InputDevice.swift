@@ -25,8 +25,10 @@ public final class InputDevice: @unchecked Sendable {
         let requested = Atomic<Bool>(false)
     }
 
+    /// libavformat's name for the MP4/MOV demuxer.
+    private static let mp4Format = "mov,mp4,m4a,3gp,3g2,mj2"
     /// Containers whose packets are whole frames, each with its own timestamps and key flag.
-    private static let wholeFrameFormats: Set<String> = ["mov,mp4,m4a,3gp,3g2,mj2", "matroska,webm", "flv"]
+    private static let wholeFrameFormats: Set<String> = [mp4Format, "matroska,webm", "flv"]
 
     /// - Parameter reparse: false when the packets will only be remuxed: for containers whose
     ///   packets are whole frames with their own timestamps and key flags (MP4/MOV, Matroska,
@@ -69,7 +71,7 @@ public final class InputDevice: @unchecked Sendable {
         }
         // Devices describe their streams in read_header; files need probing — except an MP4 that
         // is only remuxed: its header holds every codec parameter, and probing decodes frames.
-        if !isDevice && !(!reparse && formatName == "mov,mp4,m4a,3gp,3g2,mj2") {
+        if !isDevice && !(!reparse && formatName == Self.mp4Format) {
             do {
                 try check(avformat_find_stream_info(opened, nil), "avformat_find_stream_info(\(url))")
             } catch {

@@ -76,12 +76,7 @@ public struct Chunk: Sendable {
         }
     }
 
-    public var count: Int {
-        switch storage {
-        case .array(let a): return a.count
-        case .muxed(let m): return m.count
-        }
-    }
+    public var count: Int { withUnsafeBytes(\.count) }
 
     public var isEmpty: Bool { count == 0 }
 
