@@ -15,7 +15,7 @@ let package = Package(
             name: "CFFmpeg",
             pkgConfig: "libavformat libavcodec libavutil libswresample libswscale",
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev",
-                              "libavdevice-dev", "libswresample-dev", "libswscale-dev"])]
+                              "libavdevice-dev", "libavfilter-dev", "libswresample-dev", "libswscale-dev"])]
         ),
         // The one module that calls C: owning wrappers over the libav* API.
         .target(name: "FFmpeg", dependencies: ["CFFmpeg"]),

@@ -6,6 +6,9 @@
 #include <libavcodec/avcodec.h>
 #include <libavcodec/bsf.h>
 #include <libavdevice/version_major.h>
+#include <libavfilter/avfilter.h>
+#include <libavfilter/buffersink.h>
+#include <libavfilter/version_major.h>
 #include <libavutil/avutil.h>
 #include <libavutil/audio_fifo.h>
 #include <libavutil/channel_layout.h>
@@ -77,6 +80,55 @@ static inline const char *lm_register_devices(void) {
     void (*register_all)(void) = (void (*)(void))dlsym(library, "avdevice_register_all");
     if (!register_all) return dlerror();
     register_all();
+    return NULL;
+}
+
+/* libavfilter runs the lavfi sources (testsrc2, sine… — the default capture) directly: a frame
+ * from its sink goes to the encoder as it is, where libavdevice's lavfi device copies every frame
+ * into a packet and a rawvideo decoder turns it back into a frame. Loaded at run time for the
+ * same reason as libavdevice, and without the ~50 libraries only libavdevice needs (X11, SDL,
+ * PulseAudio…), which is about 6 MiB less resident memory. The package does not link it: Swift
+ * calls it only through this table, filled once by lm_load_filters (its pointers are never NULL
+ * once that succeeded). */
+typedef struct lm_filter_api {
+    AVFilterGraph *(* _Nonnull graph_alloc)(void);
+    void (* _Nonnull graph_free)(AVFilterGraph **graph);
+    int (* _Nonnull graph_parse_ptr)(AVFilterGraph *graph, const char *filters, AVFilterInOut **inputs,
+                           AVFilterInOut **outputs, void *log_ctx);
+    int (* _Nonnull graph_create_filter)(AVFilterContext **filt_ctx, const AVFilter *filt, const char *name,
+                               const char *args, void *opaque, AVFilterGraph *graph_ctx);
+    int (* _Nonnull graph_config)(AVFilterGraph *graph, void *log_ctx);
+    int (* _Nonnull link)(AVFilterContext *src, unsigned srcpad, AVFilterContext *dst, unsigned dstpad);
+    const AVFilter *(* _Nonnull get_by_name)(const char *name);
+    enum AVMediaType (* _Nonnull pad_get_type)(const AVFilterPad *pads, int pad_idx);
+    void (* _Nonnull inout_free)(AVFilterInOut **inout);
+    int (* _Nonnull buffersink_get_frame)(AVFilterContext *ctx, AVFrame *frame);
+    AVRational (* _Nonnull buffersink_get_time_base)(const AVFilterContext *ctx);
+} lm_filter_api;
+
+static inline const char *lm_avfilter_soname(void) {
+    return "libavfilter.so." LM_STRINGIFY(LIBAVFILTER_VERSION_MAJOR);
+}
+static inline lm_filter_api *lm_filter_api_slot(void) { static lm_filter_api api; return &api; }
+/* Fills the table; NULL, or dlerror()'s message. Call once (FilterGraph does, through a Swift
+ * static let, which runs it exactly once). */
+static inline const char *lm_load_filters(void) {
+    void *library = dlopen(lm_avfilter_soname(), RTLD_LAZY | RTLD_GLOBAL);
+    if (!library) return dlerror();
+    lm_filter_api *api = lm_filter_api_slot();
+#define LM_BIND(field, symbol) if (!(*(void **)&api->field = dlsym(library, #symbol))) return dlerror();
+    LM_BIND(graph_alloc, avfilter_graph_alloc)
+    LM_BIND(graph_free, avfilter_graph_free)
+    LM_BIND(graph_parse_ptr, avfilter_graph_parse_ptr)
+    LM_BIND(graph_create_filter, avfilter_graph_create_filter)
+    LM_BIND(graph_config, avfilter_graph_config)
+    LM_BIND(link, avfilter_link)
+    LM_BIND(get_by_name, avfilter_get_by_name)
+    LM_BIND(pad_get_type, avfilter_pad_get_type)
+    LM_BIND(inout_free, avfilter_inout_free)
+    LM_BIND(buffersink_get_frame, av_buffersink_get_frame)
+    LM_BIND(buffersink_get_time_base, av_buffersink_get_time_base)
+#undef LM_BIND
     return NULL;
 }
 

@@ -19,7 +19,10 @@ public enum LogLevel: Sendable {
 public enum Capabilities {
     /// Whether libavformat or libavdevice has an input format of this name (`lavfi`, `v4l2`, `mp4`…).
     /// (False for a device name when libavdevice cannot be loaded: opening a device says why.)
-    public static func isInputFormat(_ name: String) -> Bool { (try? FFmpegLibrary.hasInputFormat(named: name)) ?? false }
+    /// (`lavfi` is read through libavfilter, so recognising it loads nothing.)
+    public static func isInputFormat(_ name: String) -> Bool {
+        name == FilterGraph.formatName || ((try? FFmpegLibrary.hasInputFormat(named: name)) ?? false)
+    }
 
     /// A `FORMAT:URL` source spec, with the format recognised by libavformat.
     public static func sourceSpec(_ text: String) -> SourceSpec {

@@ -1,8 +1,8 @@
 import FFmpeg
 
-/// One opened input and the thread that reads it: demux, decode, put every frame on the capture
-/// clock, pace it (synthetic and file sources, when real time is asked for), and hand it to the
-/// encoder of its stream.
+/// One opened input and the thread that reads it: demux and decode (or read a lavfi graph), put
+/// every frame on the capture clock, pace it (synthetic and file sources, when real time is asked
+/// for), and hand it to the encoder of its stream.
 ///
 /// The capture clock is in microseconds. When any input is a live device (camera, screen,
 /// microphone), every input's first frame is anchored at the monotonic time it arrived, so all
@@ -12,11 +12,19 @@ import FFmpeg
 final class CaptureSource: @unchecked Sendable {
     // Used by its capture thread only, except `interrupt()`.
     let spec: SourceSpec
-    private let device: InputDevice
+    /// Where the frames come from: libavformat (a device or a file) and a decoder per stream, or
+    /// a lavfi graph read directly, whose frames need no decoding.
+    private enum Input {
+        case demuxer(InputDevice)
+        case filterGraph(FilterGraph)
+    }
+    private let input: Input
+    /// A wanted stream (a demuxer's stream or a graph's output).
     private struct Route {
-        let stream: InputDevice.Stream
-        let decoder: Decoder
         let kind: StreamKind
+        let timeBase: Rational
+        /// nil for a filter graph's output.
+        let decoder: Decoder?
     }
     private var routes: [Int: Route] = [:]
     private var video: FrameConsumer?
@@ -31,21 +39,41 @@ final class CaptureSource: @unchecked Sendable {
     init(spec: SourceSpec, video wantVideo: Bool, audio wantAudio: Bool, realtime: Bool) throws {
         self.spec = spec
         do {
-            device = try InputDevice(format: spec.format, url: spec.url, options: spec.options.sorted { $0.key < $1.key })
+            // The lavfi device's own options (graph_file, dumpgraph) still need the device.
+            if spec.format == FilterGraph.formatName && spec.options.isEmpty {
+                input = .filterGraph(try FilterGraph(description: spec.url))
+            } else {
+                input = .demuxer(try InputDevice(format: spec.format, url: spec.url, options: spec.options.sorted { $0.key < $1.key }))
+            }
         } catch let error as FFmpegError {
             throw LiveMuxError.input("cannot open input '\(spec.description)': \(error.message)"
                                      + " (check the device or path; `FORMAT:URL` such as lavfi:testsrc2 or v4l2:/dev/video0)")
+        } catch let problem as FilterGraph.Problem {
+            throw LiveMuxError.input("cannot use '\(spec.description)' as a source: \(problem)")
         }
         for (want, kind) in [(wantVideo, StreamKind.video), (wantAudio, StreamKind.audio)] where want {
-            guard let stream = device.bestStream(kind == .video ? .video : .audio) else {
+            let type: MediaType = kind == .video ? .video : .audio
+            let route: (Int, Route)?
+            switch input {
+            case .demuxer(let device):
+                route = try device.bestStream(type).map {
+                    ($0.index, Route(kind: kind, timeBase: $0.timeBase, decoder: try Decoder(parameters: $0.parameters, timeBase: $0.timeBase)))
+                }
+            case .filterGraph(let graph):
+                route = graph.firstOutput(type).map { ($0.index, Route(kind: kind, timeBase: $0.timeBase, decoder: nil)) }
+            }
+            guard let (index, r) = route else {
                 throw LiveMuxError.input("input '\(spec.description)' has no \(kind.rawValue) stream"
                                          + " (use --no-\(kind.rawValue) or give a --\(kind.rawValue) source)")
             }
-            let decoder = try Decoder(parameters: stream.parameters, timeBase: stream.timeBase)
-            routes[stream.index] = Route(stream: stream, decoder: decoder, kind: kind)
+            routes[index] = r
         }
         // lavfi is a libavdevice "device" too, but it makes frames as fast as it is asked.
-        isLive = device.isDevice && device.formatName != "lavfi"
+        if case .demuxer(let device) = input {
+            isLive = device.isDevice && device.formatName != FilterGraph.formatName
+        } else {
+            isLive = false
+        }
         paced = realtime && !isLive
     }
 
@@ -64,27 +92,38 @@ final class CaptureSource: @unchecked Sendable {
         self.audio = audio
     }
 
-    /// Makes a blocked read return (any thread).
-    func interrupt() { device.interrupt() }
+    /// Makes a blocked read return (any thread). A filter graph never blocks.
+    func interrupt() {
+        if case .demuxer(let device) = input { device.interrupt() }
+    }
 
     /// Reads until the input ends, every encoder is done, or a stop is requested; then flushes the
     /// decoders and encoders and ends their streams. The streams end even when it throws.
     func run(stop: StopSignal) throws {
         defer { finishEncoders() }
-        let packet = Packet()
         let frame = Frame()
-        reading: while !stop.isRequested {
-            guard try device.read(into: packet) else { break }
-            guard let route = routes[packet.streamIndex] else { continue }
-            try route.decoder.send(packet)
-            if try !deliver(route, frame, stop) { break reading }
-        }
-        // Drain what the decoders still hold (only when the input ended by itself or the duration
-        // was reached: a stop delivers nothing more).
-        if !stop.isRequested {
-            for route in routes.values {
-                try route.decoder.send(nil)
-                _ = try deliver(route, frame, stop)
+        switch input {
+        case .filterGraph(let graph):
+            while !stop.isRequested, let index = try graph.read(into: frame) {
+                guard let route = routes[index] else { continue }
+                if try !deliver(frame, route, stop) { break }
+            }
+        case .demuxer(let device):
+            let packet = Packet()
+            reading: while !stop.isRequested {
+                guard try device.read(into: packet) else { break }
+                guard let route = routes[packet.streamIndex], let decoder = route.decoder else { continue }
+                try decoder.send(packet)
+                if try !deliverDecoded(route, decoder, frame, stop) { break reading }
+            }
+            // Drain what the decoders still hold (only when the input ended by itself or the
+            // duration was reached: a stop delivers nothing more).
+            if !stop.isRequested {
+                for route in routes.values {
+                    guard let decoder = route.decoder else { continue }
+                    try decoder.send(nil)
+                    _ = try deliverDecoded(route, decoder, frame, stop)
+                }
             }
         }
     }
@@ -104,36 +143,42 @@ final class CaptureSource: @unchecked Sendable {
     private(set) var failure: Error?
 
     /// Hands every frame the decoder has ready to the encoder; false once all encoders are done.
-    private func deliver(_ route: Route, _ frame: Frame, _ stop: StopSignal) throws -> Bool {
-        while case .value = try route.decoder.receive(into: frame) {
-            defer { frame.unreference() }
-            let now = Timestamp.monotonicMicroseconds()
-            var raw = frame.bestEffortTimestamp
-            if raw == Timestamp.none { raw = frame.pts }
-            var time: Int64
-            if raw == Timestamp.none {
-                time = (lastTime[route.kind] ?? 0) + 1
-            } else {
-                let t = Timestamp.rescale(raw, from: route.stream.timeBase, to: .microseconds)
-                if offset == nil { offset = isLive || anchorToArrival ? now - t : -t }
-                time = t + offset!
-            }
-            lastTime[route.kind] = time
-            var captured = now
-            if paced {
-                if paceStart == 0 { paceStart = now - time }
-                let due = paceStart + time
-                if due > now {
-                    guard stop.sleep(untilMonotonic: due) else { return false }
-                    captured = due
-                }
-            }
-            switch route.kind {
-            case .video: _ = try video?.consume(frame, at: time, capturedAt: captured)
-            case .audio: _ = try audio?.consume(frame, at: time, capturedAt: captured)
-            }
-            if encodersDone { return false }
+    private func deliverDecoded(_ route: Route, _ decoder: Decoder, _ frame: Frame, _ stop: StopSignal) throws -> Bool {
+        while case .value = try decoder.receive(into: frame) {
+            if try !deliver(frame, route, stop) { return false }
         }
         return true
+    }
+
+    /// Puts one frame on the capture clock, paces it, and hands it to the encoder of its stream;
+    /// false once all encoders are done (or a stop came while pacing).
+    private func deliver(_ frame: Frame, _ route: Route, _ stop: StopSignal) throws -> Bool {
+        defer { frame.unreference() }
+        let now = Timestamp.monotonicMicroseconds()
+        var raw = frame.bestEffortTimestamp
+        if raw == Timestamp.none { raw = frame.pts }
+        var time: Int64
+        if raw == Timestamp.none {
+            time = (lastTime[route.kind] ?? 0) + 1
+        } else {
+            let t = Timestamp.rescale(raw, from: route.timeBase, to: .microseconds)
+            if offset == nil { offset = isLive || anchorToArrival ? now - t : -t }
+            time = t + offset!
+        }
+        lastTime[route.kind] = time
+        var captured = now
+        if paced {
+            if paceStart == 0 { paceStart = now - time }
+            let due = paceStart + time
+            if due > now {
+                guard stop.sleep(untilMonotonic: due) else { return false }
+                captured = due
+            }
+        }
+        switch route.kind {
+        case .video: _ = try video?.consume(frame, at: time, capturedAt: captured)
+        case .audio: _ = try audio?.consume(frame, at: time, capturedAt: captured)
+        }
+        return !encodersDone
     }
 }
