@@ -55,7 +55,7 @@ public final class FilterGraph: @unchecked Sendable {
             api.inout_free(&opened)
         }
         var sinks: [UnsafeMutablePointer<AVFilterContext>] = []
-        var outputs: [Output] = []
+        var types: [MediaType] = []
         do {
             try check(api.graph_parse_ptr(graph, description, &inputs, &opened, nil), "avfilter_graph_parse_ptr(\(description))")
             if inputs != nil { throw Problem.unconnectedInput }
@@ -82,7 +82,7 @@ public final class FilterGraph: @unchecked Sendable {
                 try check(api.graph_create_filter(&sink, sinkFilter, "out\(sinks.count)", nil, nil, graph), "avfilter_graph_create_filter(buffersink)")
                 try check(api.link(pad.pointee.filter_ctx, UInt32(pad.pointee.pad_idx), sink, 0), "avfilter_link")
                 sinks.append(sink!)
-                outputs.append(Output(index: outputs.count, mediaType: mediaType, timeBase: Rational(0, 1)))
+                types.append(mediaType)
             }
             if sinks.isEmpty { throw Problem.noOutput }
             try check(api.graph_config(graph, nil), "avfilter_graph_config(\(description))")
@@ -94,7 +94,8 @@ public final class FilterGraph: @unchecked Sendable {
         self.api = api
         self.graph = graph
         self.sinks = sinks
-        self.outputs = outputs.map { [api] in Output(index: $0.index, mediaType: $0.mediaType, timeBase: Rational(api.buffersink_get_time_base(sinks[$0.index]))) }
+        // The time bases are known once the graph is configured.
+        outputs = types.indices.map { [api] in Output(index: $0, mediaType: types[$0], timeBase: Rational(api.buffersink_get_time_base(sinks[$0]))) }
         waiting = sinks.map { _ in Frame() }
         hasWaiting = Array(repeating: false, count: sinks.count)
         ended = Array(repeating: false, count: sinks.count)
