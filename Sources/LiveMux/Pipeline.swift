@@ -21,6 +21,8 @@ public final class Pipeline: @unchecked Sendable {
     private var sourceFailure: Error?
     private var started = false
     private let server: HTTPServer?
+    /// Set for unpaced recordings with video, when the process may restore a thread's priority.
+    private let idlePriority: IdlePriority?
 
     /// - Parameter report: receives warnings (an output that stopped while others go on).
     public init(_ config: RecordConfiguration, quiet: Bool = false,
@@ -47,8 +49,11 @@ public final class Pipeline: @unchecked Sendable {
         }
 
         if sources.contains(where: \.isLive) { sources.forEach { $0.shareClockWithLiveInput() } }
+        // Unpaced, nobody waits for a packet: the mux thread is woken once per batch, not per
+        // packet, and so takes a core from the video encoder less often.
+        let unpaced = !sources.contains { $0.isLive || $0.isPaced }
         let queue = MuxQueue(streams: kinds, capacity: config.queueCapacity,
-                             singleProducer: sources.count == 1 && kinds.count > 1, startAtZero: true)
+                             singleProducer: sources.count == 1 && kinds.count > 1, wakeBatch: unpaced ? 16 : 1, startAtZero: true)
         let timeline = Timeline(videoSetsBase: wantVideo, separateThreads: config.input == nil)
         let video = try wantVideo ? VideoEncoder(settings: config.video, timeline: timeline, queue: queue,
                                                  statistics: statistics, duration: config.duration, quiet: quiet) : nil
@@ -108,9 +113,13 @@ public final class Pipeline: @unchecked Sendable {
                                                         report: report, countDropped: countDropped))
             }
         }
+        // Unpaced, capture runs at idle priority in the gaps the video encoder's threads leave
+        // (see IdlePriority), and draws up to 4 frames ahead there instead of 1.
+        let idlePriority = unpaced && video != nil && IdlePriority.canRestore ? IdlePriority(report: report) : nil
+        self.idlePriority = idlePriority
         // Video encodes on a thread of its own, overlapping capture; audio is cheap enough to
         // encode on its capture thread.
-        let videoConsumer = video.map { EncoderThread($0, name: "livemux-encode-video") }
+        let videoConsumer = video.map { EncoderThread($0, name: "livemux-encode-video", capacity: idlePriority == nil ? 1 : 4) }
         for source in sources {
             let ks = source.streamKinds
             source.attach(video: ks.contains(.video) ? videoConsumer : nil, audio: ks.contains(.audio) ? audio : nil)
@@ -153,10 +162,15 @@ public final class Pipeline: @unchecked Sendable {
         server?.start()
         spawn("livemux-mux") { [muxThread] in muxThread.run() }
         encoderThreads.forEach { $0.start() }
+        idlePriority?.start()
         for (i, source) in sources.enumerated() {
             spawn("livemux-capture-\(i)") { [self] in
                 do {
-                    try source.run(stop: stopSignal)
+                    if let idlePriority {
+                        try idlePriority.runLowered { try source.run(stop: stopSignal) }
+                    } else {
+                        try source.run(stop: stopSignal)
+                    }
                     if let error = source.failure { throw error }
                 } catch {
                     recordFailure(error)
@@ -188,12 +202,15 @@ public final class Pipeline: @unchecked Sendable {
     /// writes the trailers. Safe from any thread, any number of times.
     public func stop() {
         stopSignal.request()
+        // Flushing must not wait for a free core.
+        idlePriority?.finish()
         for source in sources where source.isLive { source.interrupt() }
     }
 
     /// Waits until every thread has finished; throws the first failure.
     public func wait() throws {
         group.wait()
+        idlePriority?.finish()
         server?.stop()
         failureLock.lock()
         let failure = sourceFailure

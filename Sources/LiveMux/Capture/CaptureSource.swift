@@ -80,6 +80,10 @@ final class CaptureSource: @unchecked Sendable {
     /// A camera, screen or microphone: it runs at its own pace, on the wall clock.
     let isLive: Bool
 
+    /// Whether frames are delivered on the capture clock (real time asked for, or another input
+    /// is live).
+    var isPaced: Bool { paced }
+
     /// Puts this input on the wall clock because another input is live.
     func shareClockWithLiveInput() {
         anchorToArrival = true
