@@ -36,6 +36,28 @@ final class PriorityTests: XCTestCase {
         XCTAssertEqual(idleWhilePaced, 0)
     }
 
+    /// At 160x120 x264 is cheap and the AAC encoder needs most of a core: at idle priority every
+    /// wake-up of x264's threads would preempt it (18% slower), so capture goes back to normal
+    /// priority within a few watchdog windows, without a warning.
+    func testCaptureThatNeedsMostOfACoreGoesBackToNormalPriority() throws {
+        guard Self.threadMayLeaveIdlePriority() else { throw XCTSkip("this user cannot restore a thread's priority") }
+        var sawIdle = false, backToNormal = false
+        let r = try Tools.livemux(["record", "--no-realtime", "--size", "160x120", "-t", "600", "-o", "\(dir)/small.flv"], timeout: 60) { process in
+            let deadline = Date().addingTimeInterval(5)
+            while !backToNormal && Date() < deadline {
+                let idle = Self.idleThreads(of: process.processIdentifier)
+                sawIdle = sawIdle || idle > 0
+                backToNormal = sawIdle && idle == 0
+                Thread.sleep(forTimeInterval: 0.05)
+            }
+            process.interrupt()
+        }
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(sawIdle)
+        XCTAssertTrue(backToNormal, "capture stayed at idle priority")
+        XCTAssertFalse(r.stderr.contains("warning"), r.stderr)
+    }
+
     /// Two processes spinning on the two cores would starve an idle-priority capture thread for
     /// good (a few seconds of media took over a minute); the watchdog must put it back at normal
     /// priority, say so once, and the recording must end in about the time it takes at normal

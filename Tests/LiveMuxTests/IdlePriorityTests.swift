@@ -28,4 +28,9 @@ final class IdlePriorityTests: XCTestCase {
         let blocked = Sample(ran: 5_000_000, waited: 1_000_000, runnable: false)
         XCTAssertFalse(Sample(ran: 5_000_000, waited: 1_000_000, runnable: true).starved(since: blocked, elapsed: window))
     }
+
+    func testShareOfTheWindowRun() {
+        let start = Sample(ran: 5_000_000, waited: 0, runnable: true)
+        XCTAssertEqual(Sample(ran: 125_000_000, waited: 0, runnable: true).ranShare(since: start, elapsed: window), 0.6, accuracy: 1e-9)
+    }
 }

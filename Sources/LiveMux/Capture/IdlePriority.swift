@@ -21,7 +21,9 @@ import Glibc
 /// once one of them starves: it waited for a core through nearly all of a window, or it was
 /// runnable at both ends of a window and hardly ran. The kernel counts both (the run time and the
 /// run-queue delay in the thread's `schedstat`, the state in its `stat`); waiting on a queue does
-/// not count. The delay is added only when the thread gets a core, hence the second test.
+/// not count. The delay is added only when the thread gets a core, hence the second test. A
+/// lowered thread that needs most of a core (AAC beside cheap small-frame video) goes back too,
+/// without a warning: it is on the critical path itself.
 /// Because the policy changes in the kernel, a starved thread that holds a lock gets its fair
 /// share again at once and lets go of it.
 ///
@@ -34,6 +36,11 @@ final class IdlePriority: @unchecked Sendable {
     static let window: TimeInterval = 0.2
     static let starvingWait = 0.97
     static let starvingRun = 0.01
+    /// A lowered thread that runs this share of two windows in a row needs more than the gaps:
+    /// it is on the critical path itself, and at idle priority every wake-up of the encoder's
+    /// threads preempts it. (Beside x264 at 720p capture runs at most 0.44 of a window, in the
+    /// first; at 160x120 AAC runs 0.6–0.9 of each, and the recording took 18% longer idle.)
+    static let heavyRun = 0.6
 
     /// What the kernel says about a thread: nanoseconds on a core and waiting for one, and
     /// whether it is runnable now.
@@ -44,9 +51,12 @@ final class IdlePriority: @unchecked Sendable {
 
         /// Whether a thread starved between `earlier` and this sample, `elapsed` ns apart.
         func starved(since earlier: Sample, elapsed: Int64) -> Bool {
-            let window = Double(max(elapsed, 1))
-            if Double(waited - earlier.waited) / window >= IdlePriority.starvingWait { return true }
-            return earlier.runnable && runnable && Double(ran - earlier.ran) / window < IdlePriority.starvingRun
+            if Double(waited - earlier.waited) / Double(max(elapsed, 1)) >= IdlePriority.starvingWait { return true }
+            return earlier.runnable && runnable && ranShare(since: earlier, elapsed: elapsed) < IdlePriority.starvingRun
+        }
+
+        func ranShare(since earlier: Sample, elapsed: Int64) -> Double {
+            Double(ran - earlier.ran) / Double(max(elapsed, 1))
         }
     }
 
@@ -57,6 +67,8 @@ final class IdlePriority: @unchecked Sendable {
         let schedstat: Int32
         let stat: Int32
         var last: Sample
+        /// Windows in a row it ran at least `heavyRun` of.
+        var heavyWindows = 0
     }
     private let lock = NSLock()
     private var threads: [Int: Lowered] = [:]
@@ -156,18 +168,21 @@ final class IdlePriority: @unchecked Sendable {
                 lock.unlock()
                 return
             }
-            var starving = false
+            var starving = false, heavy = false
             for (key, lowered) in threads {
                 guard let sample = Self.sample(schedstat: lowered.schedstat, stat: lowered.stat) else { continue }
                 if sample.starved(since: lowered.last, elapsed: elapsed) { starving = true }
+                let heavyWindows = sample.ranShare(since: lowered.last, elapsed: elapsed) >= Self.heavyRun ? lowered.heavyWindows + 1 : 0
+                if heavyWindows >= 2 { heavy = true }
+                threads[key]!.heavyWindows = heavyWindows
                 threads[key]!.last = sample
             }
-            if starving { restoreAll() }
+            if starving || heavy { restoreAll() }
             lock.unlock()
             if starving {
                 report("other processes keep the cores busy: capture is back at normal priority, so this recording runs slower")
-                return
             }
+            if starving || heavy { return }
         }
     }
 
