@@ -113,9 +113,11 @@ public final class Pipeline: @unchecked Sendable {
                                                         report: report, countDropped: countDropped))
             }
         }
-        // Unpaced, capture runs at idle priority in the gaps the video encoder's threads leave
-        // (see IdlePriority), and draws up to 4 frames ahead there instead of 1.
-        let idlePriority = unpaced && video != nil && IdlePriority.canRestore ? IdlePriority(report: report) : nil
+        // Unpaced, capture runs at idle priority in the gaps x264's slice threads leave (see
+        // IdlePriority), and draws up to 4 frames ahead there instead of 1. x265 leaves no such
+        // gaps: idle capture made HEVC 1-2% slower.
+        let gaps = video != nil && config.video.codec == .h264
+        let idlePriority = unpaced && gaps && IdlePriority.canRestore ? IdlePriority(report: report) : nil
         self.idlePriority = idlePriority
         // Video encodes on a thread of its own, overlapping capture; audio is cheap enough to
         // encode on its capture thread.
