@@ -21,7 +21,8 @@ public final class Pipeline: @unchecked Sendable {
     private var sourceFailure: Error?
     private var started = false
     private let server: HTTPServer?
-    /// Set for unpaced recordings with video, when the process may restore a thread's priority.
+    /// Set for unpaced recordings with H.264 video, when the process may restore a thread's
+    /// priority.
     private let idlePriority: IdlePriority?
 
     /// - Parameter report: receives warnings (an output that stopped while others go on).

@@ -11,7 +11,8 @@ import Glibc
 /// waits for the other (about 1.5 ms of a free core per 720p frame on two cores). A capture
 /// thread at normal priority preempts a slice thread, and the frame takes that much longer; at
 /// `SCHED_IDLE` it runs only on a core nothing else wants, which is exactly those gaps. Measured
-/// against the ffmpeg CLI: 1.04× at normal priority, 1.15–1.17× idle (docs/benchmarks-notes.md).
+/// against the ffmpeg CLI: 1.05–1.07× at normal priority, 1.15–1.20× idle
+/// (docs/benchmarks-notes.md).
 ///
 /// The risk: while other processes keep the cores busy, an idle thread gets almost no CPU (a 5 s
 /// encode beside two busy processes took 65 s instead of 1.3 s), and an unprivileged thread cannot
@@ -23,16 +24,15 @@ import Glibc
 /// run-queue delay in the thread's `schedstat`, the state in its `stat`); waiting on a queue does
 /// not count. The delay is added only when the thread gets a core, hence the second test. A
 /// lowered thread that needs most of a core (AAC beside cheap small-frame video) goes back too,
-/// without a warning: it is on the critical path itself.
-/// Because the policy changes in the kernel, a starved thread that holds a lock gets its fair
-/// share again at once and lets go of it.
+/// without a warning: it is on the critical path itself. Because the policy changes in the
+/// kernel, a starved thread that holds a lock gets its fair share again at once and lets go of it.
 ///
 /// Locking: `lock` guards `threads`, `restored` and `finished`; a thread unregisters itself under
 /// it before it ends, so the watchdog never touches a thread that is gone.
 final class IdlePriority: @unchecked Sendable {
     /// How often the watchdog looks. Beside x264 alone, a capture thread waits for a core for at
-    /// most ~0.9 of a window and runs in every window; beside busy processes it waits through all
-    /// of it, or does not run at all.
+    /// most 0.78 of a window and runs at least 0.13 of any window it is runnable through (720p,
+    /// three 30 s runs); beside busy processes it waits through all of it, or does not run.
     static let window: TimeInterval = 0.2
     static let starvingWait = 0.97
     static let starvingRun = 0.01
