@@ -27,7 +27,7 @@ import Glibc
 /// without a warning: it is on the critical path itself. Because the policy changes in the
 /// kernel, a starved thread that holds a lock gets its fair share again at once and lets go of it.
 ///
-/// Locking: `lock` guards `threads`, `restored` and `finished`; a thread unregisters itself under
+/// Locking: `lock` guards `threads`, `nextKey` and `restored`; a thread unregisters itself under
 /// it before it ends, so the watchdog never touches a thread that is gone.
 final class IdlePriority: @unchecked Sendable {
     /// How often the watchdog looks. Beside x264 alone, a capture thread waits for a core for at
@@ -74,7 +74,6 @@ final class IdlePriority: @unchecked Sendable {
     private var threads: [Int: Lowered] = [:]
     private var nextKey = 0
     private var restored = false
-    private var finished = false
     private let wake = DispatchSemaphore(value: 0)
     private let report: @Sendable (String) -> Void
 
@@ -120,7 +119,6 @@ final class IdlePriority: @unchecked Sendable {
     /// thread, any number of times.
     func finish() {
         lock.lock()
-        finished = true
         restoreAll()
         lock.unlock()
         wake.signal()
@@ -164,7 +162,7 @@ final class IdlePriority: @unchecked Sendable {
             let elapsed = (now - last) * 1000
             last = now
             lock.lock()
-            if finished || restored {
+            if restored {
                 lock.unlock()
                 return
             }
