@@ -48,7 +48,6 @@ func check(_ code: Int32, _ function: @autoclosure () -> String) throws -> Int32
     return code
 }
 
-/// An allocation that returned NULL.
 /// What a receive call's status means: the value, `.needsInput` (EAGAIN), `.endOfStream` (EOF),
 /// or an error thrown as `FFmpegError`.
 func received<Value>(_ code: Int32, _ value: Value, _ function: @autoclosure () -> String) throws -> Received<Value> {
@@ -58,6 +57,7 @@ func received<Value>(_ code: Int32, _ value: Value, _ function: @autoclosure () 
     return .value(value)
 }
 
+/// An allocation that returned NULL.
 func outOfMemory(_ function: String) -> FFmpegError {
     FFmpegError(code: lm_averror(ENOMEM), function: function)
 }

@@ -193,14 +193,15 @@ final class IdlePriority: @unchecked Sendable {
     /// `schedstat` is "ran waited timeslices"; in `stat` the state follows the name in
     /// parentheses, which may itself hold spaces and parentheses.
     private static func sample(schedstat: Int32, stat: Int32) -> Sample? {
-        guard let times = read(schedstat)?.split(separator: " "), times.count >= 2,
+        guard let times = contents(of: schedstat)?.split(separator: " "), times.count >= 2,
               let ran = Int64(times[0]), let waited = Int64(times[1]),
-              let status = read(stat), let nameEnd = status.lastIndex(of: ")") else { return nil }
+              let status = contents(of: stat), let nameEnd = status.lastIndex(of: ")") else { return nil }
         let state = status[status.index(after: nameEnd)...].dropFirst().first
         return Sample(ran: ran, waited: waited, runnable: state == "R")
     }
 
-    private static func read(_ fd: Int32) -> String? {
+    /// What a /proc file says now, read again from its start.
+    private static func contents(of fd: Int32) -> String? {
         guard fd >= 0 else { return nil }
         var buffer = [UInt8](repeating: 0, count: 512)
         let count = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
