@@ -24,13 +24,19 @@ struct MuxCommand {
       -f asf|flv            container (default: from the file name, .asf or .flv, else asf)
                             FLV in FFmpeg 5.1 carries H.264 only; ASF carries both.
 
+    CHECKS
+      --allow-drops         succeed even when more than 1% of a stream's packets had to be dropped
+                            (bad packets, timestamps that do not increase); without it that is a
+                            failure (exit 1), and the output keeps what could be muxed
+
     DISPLAY
       -q                    no progress line, no warnings
       -v                    also show FFmpeg's own log
       -h, --help            this help
 
     Bad packets (no parameter sets yet, unreadable NAL units or ADTS headers, timestamps that do
-    not increase) are dropped and counted. Exit codes: 0 success, 64 usage error, 1 failure.
+    not increase) are dropped and counted. A container that stores no decoding timestamps
+    (Matroska) gets them derived from the presentation order, so B-frames are kept. Exit codes: 0 success, 64 usage error, 1 failure.
     """
 
     static func parse(_ arguments: [String]) throws -> MuxCommand {
@@ -51,6 +57,7 @@ struct MuxCommand {
                 let o = try reader.value(for: opt)
                 guard !o.isEmpty else { throw UsageError("-o needs a file name or - for stdout") }
                 output = o
+            case "--allow-drops": c.allowDrops = true
             case "-q", "--quiet": cmd.quiet = true
             case "-v", "--verbose": cmd.verbose = true
             default:

@@ -11,6 +11,8 @@ public struct MuxConfiguration: Sendable {
     public var audio: String?
     /// Frame rate of elementary video streams, which carry no timing (default 25, as FFmpeg's).
     public var fps: Int?
+    /// Whether to succeed although more than 1% of a stream's packets were dropped.
+    public var allowDrops = false
     /// The container written.
     public var format: ContainerFormat = .asf
     /// Where it goes.
@@ -44,6 +46,12 @@ public final class FileMuxJob: @unchecked Sendable {
     private let lock = NSLock()
     private var failure: Error?  // guarded by `lock`
     private var stopped = false  // guarded by `lock`
+    /// Packets read per stream, and video packets with no timestamp to place them by.
+    private var offered = PerStream(repeating: 0), unplaced = 0  // guarded by `lock`
+    private let allowDrops: Bool
+    /// A larger share of a stream dropped fails the job (unless `allowDrops`): the output is
+    /// playable, but not what the input held.
+    static let tolerableDropShare = 0.01
 
     /// Opens the inputs, checks their codecs, and creates the output.
     public init(_ c: MuxConfiguration, report: @escaping @Sendable (String) -> Void = { _ in }) throws {
@@ -54,6 +62,7 @@ public final class FileMuxJob: @unchecked Sendable {
             throw LiveMuxError.invalid("--input carries both streams: use it alone, or --video and --audio instead")
         }
         fps = c.fps ?? 25
+        allowDrops = c.allowDrops
         var readers: [Reader] = []
         if let path = c.input {
             let d = try Self.open(path, fps: fps)
@@ -97,6 +106,9 @@ public final class FileMuxJob: @unchecked Sendable {
         }
         if let v = videoDescription, !c.format.carries(v.codec) {
             throw LiveMuxError.unsupported("\(c.format.rawValue.uppercased()) cannot carry \(v.codec.rawValue.uppercased()) with FFmpeg 5.1: use -f asf for HEVC")
+        }
+        if readers.contains(where: { $0.rawVideo && ($0.video?.parameters.videoDelay ?? 0) > 0 }) {
+            report("the elementary video has B-frames but no presentation times: its frames are muxed in decoding order and will show out of order (mux it from a container that keeps them: MP4, MKV, TS, FLV)")
         }
         pool = readers.count == 1 ? PacketPool(limit: 512) : nil
         // Last, the output: nothing is created unless everything before succeeded.
@@ -182,43 +194,77 @@ public final class FileMuxJob: @unchecked Sendable {
     }
 
     private func read(_ r: Reader) throws {
-        var videoFrames: Int64 = 0, audioFrames: Int64 = 0
-        var firstVideoDTS: Int64? = nil
         var spare: [Packet] = []
-        while !isStopped {
+        func next() throws -> Packet? {
+            guard !isStopped else { return nil }
             // Each packet is handed over to the muxer as it was read: no copy of its payload.
             if spare.isEmpty { pool?.takeAll(into: &spare) }
             let packet = spare.popLast() ?? Packet()
-            guard try r.device.read(into: packet) else { break }
-            if let v = r.video, packet.streamIndex == v.index {
-                if let sets = packet.newExtradata {
-                    try muxer.addVideo(sets, pts: 0, isKeyframe: false, isExtraData: true)
-                }
-                if r.rawVideo {
-                    // An elementary stream has no timing: frame n is at n / fps.
-                    try muxer.addVideo(packet, pts: videoFrames, timescale: Int32(fps), isKeyframe: packet.isKeyframe)
-                } else {
-                    let tb = v.timeBase
-                    var dts = packet.dts != Timestamp.none ? packet.dts : packet.pts
-                    var pts = packet.pts != Timestamp.none ? packet.pts : dts
-                    guard dts != Timestamp.none else { continue }
-                    // The video's first packet is zero.
-                    if firstVideoDTS == nil { firstVideoDTS = dts }
-                    dts -= firstVideoDTS!
-                    pts -= firstVideoDTS!
-                    try muxer.addVideo(packet, pts: pts * Int64(tb.num), dts: dts * Int64(tb.num),
-                                       timescale: tb.den, isKeyframe: packet.isKeyframe)
-                }
-                videoFrames += 1
-            } else if let a = r.audio, packet.streamIndex == a.index {
-                // Audio is timed by its frame count (1024 samples each): exact, no drift.
-                try muxer.addAudio(packet, pts: audioFrames * 1024, timescale: Int32(a.parameters.sampleRate))
-                audioFrames += 1
+            return try r.device.read(into: packet) ? packet : nil
+        }
+        // The first packets wait until the file's timeline is known (see InputTimeline).
+        var leading: [Packet] = []
+        while !InputTimeline.hasEnough(leading, video: r.video, audio: r.audio, rawVideo: r.rawVideo), let p = try next() {
+            leading.append(p)
+        }
+        var timeline = InputTimeline(video: r.video, audio: r.audio, rawVideo: r.rawVideo, fps: fps, leading: leading)
+        var offered = PerStream(repeating: 0), unplaced = 0
+        defer { count(offered: offered, unplaced: unplaced) }
+        for packet in leading { try hand(packet, &timeline, &offered, &unplaced) }
+        leading.removeAll()
+        while let packet = try next() { try hand(packet, &timeline, &offered, &unplaced) }
+    }
+
+    /// Gives one demuxed packet to the muxer, placed on the file's timeline.
+    private func hand(_ packet: Packet, _ timeline: inout InputTimeline, _ offered: inout PerStream<Int>, _ unplaced: inout Int) throws {
+        switch timeline.stream(of: packet) {
+        case .video:
+            offered[.video] += 1
+            if let sets = packet.newExtradata {
+                try muxer.addVideo(sets, pts: 0, isKeyframe: false, isExtraData: true)
             }
+            guard let t = timeline.video(packet) else {
+                unplaced += 1
+                return
+            }
+            try muxer.addVideo(packet, pts: t.pts, dts: t.dts, timescale: t.timescale, isKeyframe: packet.isKeyframe)
+        case .audio:
+            offered[.audio] += 1
+            let t = timeline.audio()
+            try muxer.addAudio(packet, pts: t.pts, timescale: t.timescale)
+        case nil:
+            break
         }
     }
 
-    /// Waits for the readers, finishes the muxer, and throws the first failure.
+    private func count(offered more: PerStream<Int>, unplaced n: Int) {
+        lock.lock()
+        offered.video += more.video
+        offered.audio += more.audio
+        unplaced += n
+        lock.unlock()
+    }
+
+    /// The error for a stream of which more than `tolerableDropShare` was dropped, if any.
+    private func dropFailure() -> Error? {
+        guard !allowDrops else { return nil }
+        let s = muxer.statisticsSnapshot
+        lock.lock()
+        let (given, unstamped) = (offered, unplaced)
+        lock.unlock()
+        for kind in StreamKind.allCases {
+            let dropped = (kind == .video ? s.video.dropped + unstamped : s.audio.dropped)
+            guard given[kind] > 0, Double(dropped) > Self.tolerableDropShare * Double(given[kind]) else { continue }
+            var reasons = muxer.warnings.keys.map(\.description).sorted()
+            if kind == .video && unstamped > 0 { reasons.append("video packets without any timestamp were dropped") }
+            let percent = Int((100 * Double(dropped) / Double(given[kind])).rounded())
+            return LiveMuxError.input("\(dropped) of \(given[kind]) \(kind.rawValue) packets (\(percent)%) were dropped (\(reasons.joined(separator: "; "))): the output is incomplete; add --allow-drops to accept it")
+        }
+        return nil
+    }
+
+    /// Waits for the readers, finishes the muxer, and throws the first failure, or a drop
+    /// failure (see `tolerableDropShare`).
     public func wait() throws {
         group.wait()
         var finishError: Error? = nil
@@ -226,6 +272,7 @@ public final class FileMuxJob: @unchecked Sendable {
         lock.lock()
         let f = failure ?? finishError
         lock.unlock()
+        if f == nil, let dropped = dropFailure() { throw dropped }
         if let f {
             // A muxer that never wrote a byte leaves no empty file behind.
             if let path = outputPath, let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int, size == 0 {
