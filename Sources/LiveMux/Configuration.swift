@@ -173,20 +173,14 @@ public struct RecordConfiguration: Sendable {
     public var audio = AudioSettings()
     public var recordVideo = true
     public var recordAudio = true
-    public var outputs: [OutputSpec] = []
+    /// Where the recording goes: files, stdout, URLs, HTTP viewers.
+    public var outputs = Outputs()
     /// Stop after this much media (seconds); nil runs until stopped.
     public var duration: Double?
     /// Pace synthetic and file sources at real time (devices always run at their own pace).
     public var realtime = true
     /// Packets each stream's mux queue holds before its producer waits.
     public var queueCapacity = 256
-    /// `livemux serve`: where the HTTP server for live viewers listens (nil: no server).
-    public var listen: ListenAddress?
-    /// How network outputs retry after a failure.
-    public var reconnect = ReconnectPolicy()
-    /// Chunks each network output or HTTP viewer holds before dropping video (see OutputQueue).
-    public var outputQueueCapacity = 512
-
     public init() {}
 
     /// The default sources: a 1280x720 test pattern and a 440 Hz tone, shaped by the settings.

@@ -74,8 +74,7 @@ struct MuxCommand {
         guard let f = format ?? ContainerFormat.implied(by: output) ?? (output == "-" ? .asf : nil) else {
             throw UsageError("cannot tell the container of '\(output)' from its name: add -f asf or -f flv")
         }
-        c.format = f
-        c.output = output == "-" ? .standardOutput : .file(output)
+        c.outputs.destinations = [OutputSpec(destination: output == "-" ? .standardOutput : .file(output), format: f)]
         cmd.configuration = c
         return cmd
     }

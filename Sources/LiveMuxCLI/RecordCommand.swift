@@ -88,7 +88,7 @@ struct RecordCommand {
         var videoSpec: String?, audioSpec: String?, inputSpec: String?
         var outputs: [(String, ContainerFormat?)] = []
         var pendingFormat: ContainerFormat?
-        if serving { c.listen = ListenAddress(port: 8080) }
+        if serving { c.outputs.listen = ListenAddress(port: 8080) }
         while let opt = try reader.nextOption() {
             switch opt.name {
             case "--video": videoSpec = try reader.value(for: opt)
@@ -145,11 +145,11 @@ struct RecordCommand {
                 guard let address = ListenAddress.parse(v) else {
                     throw UsageError("--listen takes IPv4-ADDRESS:PORT, such as 127.0.0.1:8080, not '\(v)'")
                 }
-                c.listen = address
-            case "--reconnect-delay": c.reconnect.firstDelay = try Values.seconds(try reader.value(for: opt), option: opt.name)
-            case "--reconnect-max-delay": c.reconnect.maxDelay = try Values.seconds(try reader.value(for: opt), option: opt.name)
-            case "--reconnect-attempts": c.reconnect.attempts = try Values.integer(try reader.value(for: opt), option: opt.name, range: 0...1_000_000)
-            case "--output-queue": c.outputQueueCapacity = try Values.integer(try reader.value(for: opt), option: opt.name, range: 8...1_000_000)
+                c.outputs.listen = address
+            case "--reconnect-delay": c.outputs.reconnect.firstDelay = try Values.seconds(try reader.value(for: opt), option: opt.name)
+            case "--reconnect-max-delay": c.outputs.reconnect.maxDelay = try Values.seconds(try reader.value(for: opt), option: opt.name)
+            case "--reconnect-attempts": c.outputs.reconnect.attempts = try Values.integer(try reader.value(for: opt), option: opt.name, range: 0...1_000_000)
+            case "--output-queue": c.outputs.queueCapacity = try Values.integer(try reader.value(for: opt), option: opt.name, range: 8...1_000_000)
             case "--queue-size": c.queueCapacity = try Values.integer(try reader.value(for: opt), option: opt.name, range: 1...100_000)
             default:
                 throw UsageError("unknown option '\(opt.name)' for record (see livemux record --help)")
@@ -184,7 +184,7 @@ struct RecordCommand {
         } else if !audioOptions.isEmpty && inputSpec == nil {
             throw UsageError("--audio-opt applies to an --audio or --input source; the built-in tone takes --sample-rate")
         }
-        c.outputs = try outputs.map { (name, format) in
+        c.outputs.destinations = try outputs.map { (name, format) in
             let destination = Destination.parse(name)
             var urlDefault: ContainerFormat? = nil
             if case .network = destination { urlDefault = .flv }  // streamable, and what RTMP carries
@@ -193,16 +193,16 @@ struct RecordCommand {
             }
             return OutputSpec(destination: destination, format: f)
         }
-        for o in c.outputs {
+        for o in c.outputs.destinations {
             if case .network(let url) = o.destination, url.lowercased().hasPrefix("rtmp"), o.format != .flv {
                 throw UsageError("RTMP carries FLV only: drop -f \(o.format.rawValue) for \(o.destination.description)")
             }
         }
-        for o in c.outputs where c.recordVideo && !o.format.carries(c.video.codec) {
+        for o in c.outputs.destinations where c.recordVideo && !o.format.carries(c.video.codec) {
             throw UsageError("\(o.format.rawValue.uppercased()) cannot carry \(c.video.codec.rawValue.uppercased()) with FFmpeg 5.1: use -f asf for HEVC, or --vcodec h264 for FLV")
         }
         try Self.checkFiles(c)
-        if c.outputs.filter({ $0.destination == .standardOutput }).count > 1 {
+        if c.outputs.destinations.filter({ $0.destination == .standardOutput }).count > 1 {
             throw UsageError("stdout can take only one output (-o - appears twice)")
         }
         cmd.configuration = c
@@ -216,7 +216,7 @@ struct RecordCommand {
         }
         let inputs = [c.input, c.videoSource, c.audioSource].compactMap { $0 }.filter { $0.format == nil }.map { canonical($0.url) }
         var seen = Set<String>()
-        for o in c.outputs {
+        for o in c.outputs.destinations {
             guard case .file(let path) = o.destination else { continue }
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {

@@ -8,13 +8,13 @@ final class MuxCommandTests: XCTestCase {
         XCTAssertEqual(c.configuration.video, "v.h264")
         XCTAssertEqual(c.configuration.audio, "a.aac")
         XCTAssertEqual(c.configuration.fps, 30)
-        XCTAssertEqual(c.configuration.format, .flv, "from the file name")
-        XCTAssertEqual(c.configuration.output, .file("out.flv"))
+        XCTAssertEqual(c.configuration.outputs.destinations.first?.format, .flv, "from the file name")
+        XCTAssertEqual(c.configuration.outputs.destinations.map(\.destination), [.file("out.flv")])
         XCTAssertTrue(c.quiet)
         let pipe = try MuxCommand.parse(["--input", "in.mp4", "-o", "-"])
-        XCTAssertEqual(pipe.configuration.output, .standardOutput)
-        XCTAssertEqual(pipe.configuration.format, .asf, "stdout defaults to ASF")
-        XCTAssertEqual(try MuxCommand.parse(["--input", "in.mp4", "-f", "flv", "-o", "x"]).configuration.format, .flv)
+        XCTAssertEqual(pipe.configuration.outputs.destinations.map(\.destination), [.standardOutput])
+        XCTAssertEqual(pipe.configuration.outputs.destinations.first?.format, .asf, "stdout defaults to ASF")
+        XCTAssertEqual(try MuxCommand.parse(["--input", "in.mp4", "-f", "flv", "-o", "x"]).configuration.outputs.destinations.first?.format, .flv)
     }
 
     func testUsageErrors() {

@@ -6,7 +6,7 @@ final class NetworkOptionsTests: XCTestCase {
     func testURLOutputsAndTheirContainers() throws {
         let c = try RecordCommand.parse(["-o", "rec.asf", "-o", "rtmp://h/live/key", "-f", "asf", "-o", "tcp://h:5000",
                                          "-o", "srt://h:9000"]).configuration
-        XCTAssertEqual(c.outputs, [OutputSpec(destination: .file("rec.asf"), format: .asf),
+        XCTAssertEqual(c.outputs.destinations, [OutputSpec(destination: .file("rec.asf"), format: .asf),
                                    OutputSpec(destination: .network("rtmp://h/live/key"), format: .flv),
                                    OutputSpec(destination: .network("tcp://h:5000"), format: .asf),
                                    OutputSpec(destination: .network("srt://h:9000"), format: .flv)])
@@ -19,17 +19,17 @@ final class NetworkOptionsTests: XCTestCase {
     func testReconnectAndQueueOptions() throws {
         let c = try RecordCommand.parse(["-o", "rtmp://h/a/k", "--reconnect-delay", "0.2", "--reconnect-max-delay", "3",
                                          "--reconnect-attempts", "4", "--output-queue", "100"]).configuration
-        XCTAssertEqual(c.reconnect, ReconnectPolicy(firstDelay: 0.2, maxDelay: 3, attempts: 4))
-        XCTAssertEqual(c.outputQueueCapacity, 100)
+        XCTAssertEqual(c.outputs.reconnect, ReconnectPolicy(firstDelay: 0.2, maxDelay: 3, attempts: 4))
+        XCTAssertEqual(c.outputs.queueCapacity, 100)
         XCTAssertThrowsError(try RecordCommand.parse(["-o", "a.flv", "--reconnect-attempts", "-1"]))
         XCTAssertThrowsError(try RecordCommand.parse(["-o", "a.flv", "--output-queue", "2"]))
     }
 
     func testServeListensOnLoopbackByDefault() throws {
         let c = try RecordCommand.parse([], serving: true).configuration
-        XCTAssertEqual(c.listen, ListenAddress(host: "127.0.0.1", port: 8080))
-        XCTAssertTrue(c.outputs.isEmpty, "serve needs no -o")
-        XCTAssertEqual(try RecordCommand.parse(["--listen", "0.0.0.0:9000"], serving: true).configuration.listen,
+        XCTAssertEqual(c.outputs.listen, ListenAddress(host: "127.0.0.1", port: 8080))
+        XCTAssertTrue(c.outputs.destinations.isEmpty, "serve needs no -o")
+        XCTAssertEqual(try RecordCommand.parse(["--listen", "0.0.0.0:9000"], serving: true).configuration.outputs.listen,
                        ListenAddress(host: "0.0.0.0", port: 9000))
         XCTAssertThrowsError(try RecordCommand.parse(["--listen", "nowhere"], serving: true))
         XCTAssertThrowsError(try RecordCommand.parse(["--listen", "127.0.0.1:8080", "-o", "a.flv"]), "--listen belongs to serve")

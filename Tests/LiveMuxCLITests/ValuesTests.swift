@@ -22,7 +22,7 @@ final class ValuesTests: XCTestCase {
 
     func testRecordOptions() throws {
         let c = try RecordCommand.parse(["-o", "a.asf", "-o", "b", "-f", "flv", "--fps", "25", "-t", "3"]).configuration
-        XCTAssertEqual(c.outputs, [OutputSpec(destination: .file("a.asf"), format: .asf),
+        XCTAssertEqual(c.outputs.destinations, [OutputSpec(destination: .file("a.asf"), format: .asf),
                                    OutputSpec(destination: .file("b"), format: .flv)])
         XCTAssertEqual(c.video.fps, 25)
         XCTAssertEqual(c.duration, 3)

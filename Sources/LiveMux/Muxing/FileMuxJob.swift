@@ -13,12 +13,13 @@ public struct MuxConfiguration: Sendable {
     public var fps: Int?
     /// Whether to succeed although more than 1% of a stream's packets were dropped.
     public var allowDrops = false
-    /// The container written.
-    public var format: ContainerFormat = .asf
-    /// Where it goes.
-    public var output: Destination = .standardOutput
+    /// Pace the packets at their own timestamps, as a live source would be (`ffmpeg -re`): what a
+    /// network output or live viewers need.
+    public var realtime = false
+    /// Where it goes: files, stdout, URLs, HTTP viewers.
+    public var outputs = Outputs()
 
-    /// An empty configuration; set an input and the output.
+    /// An empty configuration; set an input and an output.
     public init() {}
 }
 
@@ -38,14 +39,17 @@ public final class FileMuxJob: @unchecked Sendable {
     private let readers: [Reader]
     private let muxer: Muxer
     private let fps: Int
-    private let outputPath: String?
-    private let group = DispatchGroup()
+    private let realtime: Bool
+    /// The files written, so that one a failed job left empty is removed.
+    private let outputPaths: [String]
+    private var session: MuxSession { muxer.session }
+    /// When reading started (µs, monotonic): a paced packet is handed over no earlier than this
+    /// plus its DTS. Set in `start`, before the readers run.
+    private var startTime: Int64 = 0
     /// Packets back from the mux thread, to read into again (one reader only: with two, each
     /// would free the other's buffers, which is what the pool avoids).
     private let pool: PacketPool?
     private let lock = NSLock()
-    private var failure: Error?  // guarded by `lock`
-    private var stopped = false  // guarded by `lock`
     /// Packets read per stream, and video packets with no timestamp to place them by.
     private var offered = PerStream(repeating: 0), unplaced = 0  // guarded by `lock`
     private let allowDrops: Bool
@@ -63,6 +67,7 @@ public final class FileMuxJob: @unchecked Sendable {
         }
         fps = c.fps ?? 25
         allowDrops = c.allowDrops
+        realtime = c.realtime
         var readers: [Reader] = []
         if let path = c.input {
             let d = try Self.open(path, fps: fps)
@@ -104,34 +109,20 @@ public final class FileMuxJob: @unchecked Sendable {
                                                           extradata: extradata.isEmpty ? nil : extradata)
             }
         }
-        if let v = videoDescription, !c.format.carries(v.codec) {
-            throw LiveMuxError.unsupported("\(c.format.rawValue.uppercased()) cannot carry \(v.codec.rawValue.uppercased()) with FFmpeg 5.1: use -f asf for HEVC")
+        pool = readers.count == 1 ? PacketPool(limit: 512) : nil
+        outputPaths = c.outputs.destinations.compactMap {
+            if case .file(let path) = $0.destination { return path }
+            return nil
         }
+        // Unpaced, files are read as fast as they go: the mux thread takes packets in batches of
+        // 32 and hands them back to be read into again. Paced, every packet is live.
+        muxer = try Muxer(video: videoDescription, audio: audioDescription, route: nil, outputs: c.outputs,
+                          queueCapacity: 256, singleProducer: readers.count == 1, wakeBatch: realtime ? 1 : 32,
+                          streamingASFPacketSize: realtime ? MuxSession.liveASFPacketSize : nil,
+                          recycle: pool, onChunk: nil, onWarning: report)
         if readers.contains(where: { $0.rawVideo && ($0.video?.parameters.videoDelay ?? 0) > 0 }) {
             report("the elementary video has B-frames but no presentation times: its frames are muxed in decoding order and will show out of order (mux it from a container that keeps them: MP4, MKV, TS, FLV)")
         }
-        pool = readers.count == 1 ? PacketPool(limit: 512) : nil
-        // Last, the output: nothing is created unless everything before succeeded.
-        let sink: ChunkSink
-        switch c.output {
-        case .file(let path):
-            sink = try FileSink(path: path)
-            outputPath = path
-        case .standardOutput:
-            sink = StandardOutputSink()
-            outputPath = nil
-        case .network(let url):
-            // Not wired up yet: URL outputs need the reconnect policy and queue of `record`.
-            throw LiveMuxError.unsupported("livemux mux writes to a file or stdout, not \(maskedURL(url)): pipe it, e.g. -o - -f flv | ffmpeg -i - -c copy -f flv URL")
-        }
-        let seekable: Bool
-        if case .file = c.output { seekable = true } else { seekable = false }
-        // Files are read as fast as they go: the mux thread takes packets in batches of 32 and
-        // hands them back to be read into again.
-        muxer = try Muxer(format: c.format, video: videoDescription, audio: audioDescription,
-                          sinks: [sink], seekable: seekable, queueCapacity: 256,
-                          singleProducer: readers.count == 1, wakeBatch: 32, recycle: pool,
-                          onChunk: nil, onWarning: report)
         self.readers = readers
     }
 
@@ -161,37 +152,16 @@ public final class FileMuxJob: @unchecked Sendable {
 
     /// Starts one reader thread per input.
     public func start() {
+        startTime = Timestamp.monotonicMicroseconds()
         for (i, r) in readers.enumerated() {
-            group.enter()
-            let t = Thread { [self] in
-                do { try read(r) } catch { record(error) }
-                group.leave()
-            }
-            t.name = "livemux-read-\(i)"
-            t.stackSize = 4 << 20
-            t.start()
+            session.spawn("livemux-read-\(i)", onFailure: stop) { [self] in try read(r) }
         }
     }
 
     /// Stops reading; what was read is muxed and the trailer written. From any thread.
-    public func stop() {
-        lock.lock()
-        stopped = true
-        lock.unlock()
-    }
+    public func stop() { session.stopSignal.request() }
 
-    private var isStopped: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return stopped
-    }
-
-    private func record(_ error: Error) {
-        lock.lock()
-        if failure == nil { failure = error }
-        stopped = true
-        lock.unlock()
-    }
+    private var isStopped: Bool { session.stopSignal.isRequested }
 
     private func read(_ r: Reader) throws {
         var spare: [Packet] = []
@@ -227,14 +197,23 @@ public final class FileMuxJob: @unchecked Sendable {
                 unplaced += 1
                 return
             }
+            guard pace(t.dts, timescale: t.timescale) else { return }
             try muxer.addVideo(packet, pts: t.pts, dts: t.dts, timescale: t.timescale, isKeyframe: packet.isKeyframe)
         case .audio:
             offered[.audio] += 1
             let t = timeline.audio()
+            guard pace(t.pts, timescale: t.timescale) else { return }
             try muxer.addAudio(packet, pts: t.pts, timescale: t.timescale)
         case nil:
             break
         }
+    }
+
+    /// With `realtime`, waits until the packet's time has come; false when stopped meanwhile.
+    private func pace(_ t: Int64, timescale: Int32) -> Bool {
+        guard realtime else { return true }
+        let due = startTime + Timestamp.rescale(t, from: Rational(1, timescale), to: Rational(1, 1_000_000))
+        return session.stopSignal.sleep(untilMonotonic: due)
     }
 
     private func count(offered more: PerStream<Int>, unplaced n: Int) {
@@ -266,19 +245,18 @@ public final class FileMuxJob: @unchecked Sendable {
     /// Waits for the readers, finishes the muxer, and throws the first failure, or a drop
     /// failure (see `tolerableDropShare`).
     public func wait() throws {
-        group.wait()
-        var finishError: Error? = nil
-        do { try muxer.finish() } catch { finishError = error }
-        lock.lock()
-        let f = failure ?? finishError
-        lock.unlock()
-        if f == nil, let dropped = dropFailure() { throw dropped }
-        if let f {
+        session.waitForProducers()
+        do {
+            try muxer.finish()
+            if let dropped = dropFailure() { throw dropped }
+        } catch {
             // A muxer that never wrote a byte leaves no empty file behind.
-            if let path = outputPath, let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int, size == 0 {
-                try? FileManager.default.removeItem(atPath: path)
+            for path in outputPaths {
+                if let size = try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int, size == 0 {
+                    try? FileManager.default.removeItem(atPath: path)
+                }
             }
-            throw f
+            throw error
         }
     }
 

@@ -89,15 +89,15 @@ public final class Muxer: @unchecked Sendable {
     // Locking: `videoLock` guards `video` and `lastVideo`; `audioLock` guards `audio`, `lastAudio`
     // and `audioFrames`; `stateLock` guards `started`, `pending`, the parameters and `warnings`.
     // The normalizers are touched only under their stream's lock; the mux thread owns its writer.
-    private let format: ContainerFormat
-    private let seekable: Bool
-    private let sinks: [ChunkSink]
+    /// Every container the session writes: ASF cannot change its header, FLV stores AVCC as it is.
+    private let formats: Set<ContainerFormat>
+    let session: MuxSession
     private let video: VideoNormalizer?
     private let audio: AudioNormalizer?
     private let videoLock = NSLock(), audioLock = NSLock(), stateLock = NSLock()
     private var lastVideo: (Int64, Rational)?
     private var lastAudio: (Int64, Rational)?
-    private let queue: MuxQueue
+    private var queue: MuxQueue { session.queue }
     private let statistics = Statistics()
     private let report: @Sendable (String) -> Void
     private var started = false
@@ -111,8 +111,6 @@ public final class Muxer: @unchecked Sendable {
     private var videoParameters: CodecParameters?
     private var audioParameters: CodecParameters?
     private var warningCounts: [MuxerWarning: Int] = [:]
-    private var muxThread: MuxThread?
-    private let done = DispatchSemaphore(value: 0)
     private let delivery: CallbackSink
     private let recycle: PacketPool?
 
@@ -141,45 +139,59 @@ public final class Muxer: @unchecked Sendable {
                             singleProducer: Bool = true,
                             onChunk: (@Sendable (Chunk) -> Void)? = nil,
                             onWarning: @escaping @Sendable (String) -> Void = { _ in }) throws {
-        try self.init(format: format, video: video, audio: audio, sinks: sinks, seekable: seekable,
+        try self.init(video: video, audio: audio, route: (format, seekable, sinks), outputs: Outputs(),
                       queueCapacity: queueCapacity, singleProducer: singleProducer, wakeBatch: 1,
                       onChunk: onChunk, onWarning: onWarning)
     }
 
-    /// The same, for producers that read files as fast as they can (`livemux mux`): `wakeBatch`
-    /// above 1 lets packets wait for the mux thread in batches (see `MuxQueue`), and `recycle`
-    /// takes the written packets back to the reader (see `PacketPool`).
-    init(format: ContainerFormat, video: VideoStreamDescription?, audio: AudioStreamDescription?,
-         sinks: [ChunkSink], seekable: Bool, queueCapacity: Int, singleProducer: Bool, wakeBatch: Int,
+    /// The same, for `livemux mux`: the caller's sinks for one container (`route`) and/or the
+    /// `outputs` a session makes itself. `wakeBatch` above 1 lets packets wait for the mux thread
+    /// in batches (see `MuxQueue`), and `recycle` takes the written packets back to the reader
+    /// (see `PacketPool`).
+    init(video: VideoStreamDescription?, audio: AudioStreamDescription?,
+         route: (format: ContainerFormat, seekable: Bool, sinks: [ChunkSink])?, outputs: Outputs,
+         queueCapacity: Int, singleProducer: Bool, wakeBatch: Int, streamingASFPacketSize: Int? = nil,
          recycle: PacketPool? = nil,
          onChunk: (@Sendable (Chunk) -> Void)?, onWarning: @escaping @Sendable (String) -> Void) throws {
         self.recycle = recycle
         pushBatch = singleProducer && wakeBatch > 1 ? 16 : 1
         guard video != nil || audio != nil else { throw LiveMuxError.invalid("a muxer needs a video or an audio stream") }
-        if let v = video, !format.carries(v.codec) {
-            throw LiveMuxError.unsupported("\(format.rawValue.uppercased()) cannot carry \(v.codec.rawValue.uppercased()) with FFmpeg 5.1 (use ASF for HEVC)")
+        var formats = Set(outputs.destinations.map(\.format))
+        if let route { formats.insert(route.format) }
+        if outputs.listen != nil {
+            formats.formUnion(ContainerFormat.allCases.filter { format in video.map { format.carries($0.codec) } ?? true })
+        }
+        if !outputs.destinations.isEmpty || outputs.listen != nil { try outputs.validate(videoCodec: video?.codec) }
+        if let v = video, let route, !route.format.carries(v.codec) {
+            throw LiveMuxError.unsupported("\(route.format.rawValue.uppercased()) cannot carry \(v.codec.rawValue.uppercased()) with FFmpeg 5.1 (use ASF for HEVC)")
         }
         if let a = audio {
             guard a.sampleRate > 0, a.channels > 0 else {
                 throw LiveMuxError.invalid("audio needs a sample rate and a channel count above 0")
             }
         }
-        self.format = format
-        self.seekable = seekable
+        self.formats = formats
         self.report = onWarning
         self.video = try video.map {
             try VideoNormalizer(codec: $0.codec, width: $0.width, height: $0.height, extradata: $0.extradata,
-                                prefersLengthPrefixed: format == .flv)
+                                prefersLengthPrefixed: formats == [.flv])
         }
         self.audio = try audio.map { try AudioNormalizer(sampleRate: $0.sampleRate, channels: $0.channels, extradata: $0.extradata) }
         var kinds: [StreamKind] = []
         if video != nil { kinds.append(.video) }
         if audio != nil { kinds.append(.audio) }
-        queue = MuxQueue(streams: kinds, capacity: queueCapacity, singleProducer: singleProducer, wakeBatch: wakeBatch)
+        let queue = MuxQueue(streams: kinds, capacity: queueCapacity, singleProducer: singleProducer, wakeBatch: wakeBatch)
         delivery = CallbackSink(onChunk)
         // The callback route counts as a destination only when it is one: with sinks and no
         // onChunk, a failed sink (a closed stdout) must stop the muxer, not leave it running for nobody.
-        self.sinks = onChunk != nil || sinks.isEmpty ? sinks + [delivery] : sinks
+        let hasOutputs = !(route?.sinks.isEmpty ?? true) || !outputs.destinations.isEmpty || outputs.listen != nil
+        var callbackRoute = route
+        if onChunk != nil || !hasOutputs {
+            callbackRoute = (route?.format ?? formats.first ?? .flv, route?.seekable ?? false, (route?.sinks ?? []) + [delivery])
+        }
+        session = try MuxSession(queue: queue, outputs: outputs, videoCodec: video?.codec, streams: nil, extraRoute: callbackRoute,
+                                 streamingASFPacketSize: streamingASFPacketSize, statistics: statistics, recycle: recycle,
+                                 report: onWarning)
         if let v = self.video, v.isReady { videoParameters = try parameters(of: v) }
         if let a = self.audio, a.isReady { audioParameters = try parameters(of: a) }
     }
@@ -208,7 +220,7 @@ public final class Muxer: @unchecked Sendable {
         if isExtraData {
             let wasReady = video.isReady, before = video.extradata
             try video.setParameterSets(bytes)
-            if wasReady, before != video.extradata, format == .asf {
+            if wasReady, before != video.extradata, formats.contains(.asf) {
                 throw LiveMuxError.unsupported("the video parameter sets changed mid-stream; ASF cannot change its header: start a new muxer (or use FLV)")
             }
             if !wasReady, video.isReady { try streamBecameReady(.video) }
@@ -243,7 +255,7 @@ public final class Muxer: @unchecked Sendable {
             }
             return
         }
-        if out.changedExtradata != nil && wasReady && format == .asf {
+        if out.changedExtradata != nil && wasReady && formats.contains(.asf) {
             throw LiveMuxError.unsupported("the video parameter sets changed mid-stream (new SPS/PPS, e.g. a new frame size); ASF cannot change its header: start a new muxer for the new parameters, or use FLV")
         }
         let base = Rational(1, timescale)
@@ -369,11 +381,12 @@ public final class Muxer: @unchecked Sendable {
             if !batch.isEmpty { _ = queue.push(contentsOf: batch) }
             if video != nil { queue.end(.video) }
             if audio != nil { queue.end(.audio) }
-            done.wait()
         }
+        var sessionFailure: Error? = nil
+        do { try session.finish() } catch { sessionFailure = error }
         delivery.finishStream()
-        if let failure { throw failure }
-        if let f = muxThread?.failure { throw f }
+        // A producer's failure (a reader's, in `livemux mux`) says more than its consequences.
+        if let failure = sessionFailure ?? failure { throw failure }
     }
 
     /// Stops at once: queued packets are dropped, the trailer is still written (call `finish()`
@@ -472,29 +485,19 @@ public final class Muxer: @unchecked Sendable {
         if !(packets.count == 1 ? queue.push(packets[0]) : queue.push(contentsOf: packets)) {
             // The queue refuses only after cancel(); MuxThread sets `failure` before cancelling,
             // and the queue's lock orders that write before this read.
-            throw muxThread?.failure ?? LiveMuxError.output("the muxer was stopped (cancel() or a failed sink)")
+            throw session.muxFailure ?? LiveMuxError.output("the muxer was stopped (cancel() or a failed sink)")
         }
     }
 
-    /// Creates the writer, starts the mux thread and queues what waited. Under `stateLock`.
+    /// Starts the session's writers and mux thread and queues what waited. Under `stateLock`.
     private func startLocked() throws {
         var streams: [ContainerWriter.StreamDescription] = []
         if let p = videoParameters { streams.append(.init(kind: .video, parameters: p, timeBase: .milliseconds)) }
         if let p = audioParameters { streams.append(.init(kind: .audio, parameters: p, timeBase: Rational(1, Int32(p.sampleRate)))) }
-        let writer = try ContainerWriter(format: format, seekable: seekable, streams: streams)
-        let thread = MuxThread(outputs: [.init(writer: writer, sinks: sinks)], queue: queue, statistics: statistics,
-                               recycle: recycle, report: report)
-        muxThread = thread
+        try session.start(streams: streams)
         started = true
         if video != nil && videoParameters == nil { queue.end(.video) }
         if audio != nil && audioParameters == nil { queue.end(.audio) }
-        let t = Thread { [done] in
-            thread.run()
-            done.signal()
-        }
-        t.name = "livemux-mux"
-        t.stackSize = 4 << 20
-        t.start()
         let waiting = pending
         pending.removeAll()
         for p in waiting where !queue.push(p) { break }

@@ -36,8 +36,3 @@ struct DeliveryLatency {
         return pending.map { now - $0 }
     }
 }
-
-extension RecordConfiguration {
-    /// ASF packet size for pipes (live): small, so payloads wait less for their packet to fill.
-    static let liveASFPacketSize = 1400
-}

@@ -1,0 +1,173 @@
+import Foundation
+import FFmpeg
+
+/// The half of every pipeline after the encoders, shared by `record`, `mux` and `Muxer`: the mux
+/// queue, the mux thread, the output graph — one container writer per container and kind of
+/// destination (a file's muxer seeks back to finish its header, a stream's does not), each with
+/// its sinks: files, stdout, URLs with reconnect and drop policy, HTTP viewers — and the threads
+/// that feed it, with the first failure.
+///
+/// `init` creates the writers when the streams are known, then the HTTP server, then the sinks
+/// (files last), so nothing is created unless everything before succeeded. `start` runs the mux
+/// thread and the server. Producers push to `queue` (from threads `spawn` started, or their own)
+/// and end their streams; `finish` waits for the mux thread and throws the first failure.
+final class MuxSession: @unchecked Sendable {
+    /// One writer's place in the graph: its container, whether its sinks seek, and the sinks.
+    private struct Route {
+        let format: ContainerFormat
+        let seekable: Bool
+        var sinks: [ChunkSink] = []
+        var writer: ContainerWriter?
+    }
+
+    /// Stack size of every thread the session starts (Foundation's default of 512 KiB is too
+    /// small for libx264's and libavformat's frames).
+    static let threadStackSize = 4 << 20
+
+    /// ASF packet size for live streams: small, so payloads wait less for their packet to fill.
+    static let liveASFPacketSize = 1400
+
+    let queue: MuxQueue
+    let statistics: Statistics
+    /// Wakes producers' pacing sleeps; `stop()` requests it.
+    let stopSignal = StopSignal()
+    private let report: @Sendable (String) -> Void
+    private let recycle: PacketPool?
+    /// ASF packet size for streams (pipes, URLs, viewers), where a payload waits in the open ASF
+    /// packet until later ones fill it; nil: the muxer's 3200 bytes.
+    private let streamingASFPacketSize: Int?
+    private let server: HTTPServer?
+    private let producers = DispatchGroup()
+    private let muxDone = DispatchGroup()
+    // Set in init and start (before any thread runs), then read only.
+    private var routes: [Route]
+    private var muxThread: MuxThread?
+    private let lock = NSLock()
+    private var producerFailure: Error?  // guarded by `lock`
+
+    /// The outputs must have been validated (`Outputs.validate`).
+    ///
+    /// - Parameters:
+    ///   - videoCodec: the video stream's codec, if there is video (which containers viewers get).
+    ///   - streams: the streams' parameters, when they are known now (else `start(streams:)`).
+    ///   - extraRoute: sinks of the caller's own for one container (the `Muxer`'s sinks).
+    ///   - streamingASFPacketSize: see the property.
+    init(queue: MuxQueue, outputs: Outputs, videoCodec: VideoCodec?, streams: [ContainerWriter.StreamDescription]?,
+         extraRoute: (format: ContainerFormat, seekable: Bool, sinks: [ChunkSink])? = nil,
+         streamingASFPacketSize: Int? = nil, statistics: Statistics = Statistics(), recycle: PacketPool? = nil,
+         report: @escaping @Sendable (String) -> Void) throws {
+        self.queue = queue
+        self.statistics = statistics
+        self.recycle = recycle
+        self.report = report
+        self.streamingASFPacketSize = streamingASFPacketSize
+        var routes: [Route] = []
+        func route(_ format: ContainerFormat, seekable: Bool) -> Int {
+            if let i = routes.firstIndex(where: { $0.format == format && $0.seekable == seekable }) { return i }
+            routes.append(Route(format: format, seekable: seekable))
+            return routes.count - 1
+        }
+        if let extra = extraRoute { routes[route(extra.format, seekable: extra.seekable)].sinks += extra.sinks }
+        let placed = outputs.destinations.map { spec -> (Int, Destination) in
+            if case .file = spec.destination { return (route(spec.format, seekable: true), spec.destination) }
+            return (route(spec.format, seekable: false), spec.destination)
+        }
+        // Live viewers: one hub per container that carries the video, fed by its streaming muxer.
+        var hubs: [String: StreamHub] = [:]
+        let countDropped: @Sendable (Int) -> Void = { statistics.countOutputDropped($0) }
+        if outputs.listen != nil {
+            for format in ContainerFormat.allCases where videoCodec.map(format.carries) ?? true {
+                let hub = StreamHub(name: "/live.\(format.rawValue)", contentType: format == .flv ? "video/x-flv" : "video/x-ms-asf",
+                                    queueLimit: outputs.queueCapacity, countDropped: countDropped)
+                hubs[hub.name] = hub
+                routes[route(format, seekable: false)].sinks.append(hub)
+            }
+        }
+        if let streams { try Self.makeWriters(&routes, streams, streamingASFPacketSize: streamingASFPacketSize) }
+        self.routes = routes
+        server = try outputs.listen.map { try HTTPServer(address: $0, routes: hubs) }
+        // Last, create the files: nothing is written unless everything before succeeded.
+        for (i, destination) in placed {
+            switch destination {
+            case .file(let path): self.routes[i].sinks.append(try FileSink(path: path))
+            case .standardOutput: self.routes[i].sinks.append(StandardOutputSink())
+            case .network(let url):
+                self.routes[i].sinks.append(NetworkSink(url: url, policy: outputs.reconnect, queueLimit: outputs.queueCapacity,
+                                                        report: report, countDropped: countDropped))
+            }
+        }
+    }
+
+    private static func makeWriters(_ routes: inout [Route], _ streams: [ContainerWriter.StreamDescription],
+                                    streamingASFPacketSize: Int?) throws {
+        for i in routes.indices where routes[i].writer == nil {
+            let r = routes[i]
+            routes[i].writer = try ContainerWriter(format: r.format, seekable: r.seekable, streams: streams,
+                                                   asfPacketSize: r.seekable ? nil : streamingASFPacketSize)
+        }
+    }
+
+    /// Starts the mux thread and the HTTP server; the writers must exist (`init` had the streams).
+    func start() {
+        guard muxThread == nil else { return }
+        let thread = MuxThread(outputs: routes.map { .init(writer: $0.writer!, sinks: $0.sinks) }, queue: queue,
+                               statistics: statistics, recycle: recycle, report: report)
+        muxThread = thread
+        Self.spawn("livemux-mux", in: muxDone) { thread.run() }
+        server?.start()
+    }
+
+    /// Makes the writers for streams that became known after `init`, then starts.
+    func start(streams: [ContainerWriter.StreamDescription]) throws {
+        try Self.makeWriters(&routes, streams, streamingASFPacketSize: streamingASFPacketSize)
+        start()
+    }
+
+    var isStarted: Bool { muxThread != nil }
+
+    /// The mux thread's first failure. Read it after the queue refused a packet (the queue's lock
+    /// orders the mux thread's write before it) or after `finish`.
+    var muxFailure: Error? { muxThread?.failure }
+
+    /// Runs a producer on a thread of its own. The first error a producer throws is the session's
+    /// failure; `onFailure` then runs (to stop the other producers gracefully).
+    func spawn(_ name: String, onFailure: @escaping @Sendable () -> Void, _ body: @escaping @Sendable () throws -> Void) {
+        Self.spawn(name, in: producers) { [self] in
+            do {
+                try body()
+            } catch {
+                lock.lock()
+                if producerFailure == nil { producerFailure = error }
+                lock.unlock()
+                onFailure()
+            }
+        }
+    }
+
+    private static func spawn(_ name: String, in group: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
+        group.enter()
+        let thread = Thread {
+            body()
+            group.leave()
+        }
+        thread.name = name
+        thread.stackSize = threadStackSize
+        thread.start()
+    }
+
+    /// Waits for every producer `spawn` started.
+    func waitForProducers() { producers.wait() }
+
+    /// Waits until the mux thread has written every trailer (the producers must have ended their
+    /// streams, or `cancel` been called), stops the server, and throws the first failure: a
+    /// producer's, else the mux thread's.
+    func finish() throws {
+        muxDone.wait()
+        if isStarted { server?.stop() }
+        lock.lock()
+        let failure = producerFailure
+        lock.unlock()
+        if let failure { throw failure }
+        if let failure = muxThread?.failure { throw failure }
+    }
+}
