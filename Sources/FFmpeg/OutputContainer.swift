@@ -1,12 +1,18 @@
 import CFFmpeg
 
-/// A muxer (`AVFormatContext` for output) that writes no file of its own: every call writes into a
-/// fresh dynamic buffer (`avio_open_dyn_buf`) and returns the bytes it produced, so the caller can
-/// label them and hand them to any number of sinks.
+/// A muxer (`AVFormatContext` for output) that writes no file of its own: its output context
+/// collects what each call writes into a pooled buffer, and the call returns those bytes, so the
+/// caller can label them and hand them to any number of sinks.
 ///
 /// Used by the mux thread only.
 public final class OutputContainer: @unchecked Sendable {
     private var context: UnsafeMutablePointer<AVFormatContext>?
+    /// The muxer's output: writes go to `collector`, nothing seeks (only the trailer seeks, and it
+    /// has an output of its own). Its position is the true file offset.
+    private var output: UnsafeMutablePointer<AVIOContext>?
+    private let collector = MuxedBytesCollector()
+    /// The output context's own buffer, flushed into the collector after every call.
+    private static let outputBufferSize: Int32 = 32 * 1024
     private let seekable: Bool
     private let options: [(String, String)]
     /// Bytes produced so far: the offset the next bytes land at in a file.
@@ -24,13 +30,29 @@ public final class OutputContainer: @unchecked Sendable {
         context = ctx
         self.seekable = seekable
         self.options = options
+        guard let buffer = av_malloc(Int(Self.outputBufferSize)) else { throw outOfMemory("av_malloc") }
+        let opaque = Unmanaged.passUnretained(collector).toOpaque()
+        output = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), Self.outputBufferSize, 1, opaque, nil, { opaque, data, count in
+            let collector = Unmanaged<MuxedBytesCollector>.fromOpaque(opaque!).takeUnretainedValue()
+            return collector.append(UnsafeRawBufferPointer(start: data, count: Int(count))) ? count : lm_averror(ENOMEM)
+        }, nil)
+        guard let output else {
+            av_free(buffer)
+            throw outOfMemory("avio_alloc_context")
+        }
+        // Muxers write a different header and trailer for outputs that can seek (a file's).
+        output.pointee.seekable = seekable ? AVIO_SEEKABLE_NORMAL : 0
     }
 
     deinit {
         if let ctx = context {
-            // pb is always a dynamic buffer we already closed; never let libavformat close it.
+            // pb is ours (or the trailer's, already freed); never let libavformat close it.
             ctx.pointee.pb = nil
             avformat_free_context(ctx)
+        }
+        if output != nil {
+            av_freep(&output!.pointee.buffer)
+            avio_context_free(&output)
         }
     }
 
@@ -125,89 +147,18 @@ public final class OutputContainer: @unchecked Sendable {
         return Trailer(appended: recorder.appended, updates: recorder.updates)
     }
 
-    /// Runs `body` with a fresh dynamic buffer as the muxer's output and returns what it wrote
-    /// (the buffer itself, not a copy).
+    /// Runs `body` with the muxer writing to `output` and returns what it wrote, in the buffer
+    /// it was collected in (not a copy).
     private func collect(_ body: (UnsafeMutablePointer<AVFormatContext>) throws -> Void) throws -> MuxedBytes {
-        guard let ctx = context else { throw FFmpegError(code: FFmpegError.posix(EINVAL), function: "avio_open_dyn_buf") }
-        var pb: UnsafeMutablePointer<AVIOContext>? = nil
-        try check(avio_open_dyn_buf(&pb), "avio_open_dyn_buf")
-        if !seekable { pb!.pointee.seekable = 0 }
-        ctx.pointee.pb = pb
+        guard let ctx = context, let output else { throw FFmpegError(code: FFmpegError.posix(EINVAL), function: "av_write_frame") }
+        ctx.pointee.pb = output
         var failure: Error? = nil
         do { try body(ctx) } catch { failure = error }
-        ctx.pointee.pb = nil
-        var data: UnsafeMutablePointer<UInt8>? = nil
-        let count = avio_close_dyn_buf(pb, &data)
-        let bytes = MuxedBytes(taking: data, count: Int(max(0, count)))
+        avio_flush(output)
+        let bytes = collector.take()
         if let failure { throw failure }
+        if collector.outOfMemory { throw outOfMemory("realloc") }
         bytesWritten += Int64(bytes.count)
         return bytes
-    }
-}
-
-/// Bytes a muxer wrote into a dynamic buffer, kept in that buffer (no copy) and freed with the
-/// last reference. Immutable, so it may cross threads.
-public final class MuxedBytes: @unchecked Sendable {
-    private let base: UnsafeMutablePointer<UInt8>?
-    public let count: Int
-
-    init(taking base: UnsafeMutablePointer<UInt8>?, count: Int) {
-        self.base = base
-        self.count = base == nil ? 0 : count
-    }
-
-    deinit { av_free(base) }
-
-    public func withUnsafeBytes<R>(_ body: (UnsafeRawBufferPointer) throws -> R) rethrows -> R {
-        try body(UnsafeRawBufferPointer(start: base, count: count))
-    }
-
-    /// A copy as an array.
-    public var array: [UInt8] { withUnsafeBytes { Array($0) } }
-
-    /// The first byte, valid as long as this object lives (for a vectored write of several).
-    public var baseAddress: UnsafeRawPointer? { base.map { UnsafeRawPointer($0) } }
-}
-
-/// Receives the trailer's writes with their true file offsets.
-private final class TrailerRecorder {
-    let startOffset: Int64
-    var position: Int64
-    var appended: [UInt8] = []
-    var updates: [(offset: Int64, bytes: [UInt8])] = []
-
-    init(startOffset: Int64) {
-        self.startOffset = startOffset
-        position = startOffset
-    }
-
-    func write(_ bytes: UnsafeRawBufferPointer) {
-        var chunk = bytes[...]
-        // The part before the trailer's start rewrites earlier bytes.
-        if position < startOffset {
-            let n = min(Int(startOffset - position), chunk.count)
-            updates.append((position, Array(chunk.prefix(n))))
-            position += Int64(n)
-            chunk = chunk.dropFirst(n)
-        }
-        guard !chunk.isEmpty else { return }
-        let at = Int(position - startOffset)
-        if at > appended.count { appended.append(contentsOf: repeatElement(0, count: at - appended.count)) }
-        let overlap = min(appended.count - at, chunk.count)
-        appended.replaceSubrange(at..<(at + overlap), with: chunk.prefix(overlap))
-        appended.append(contentsOf: chunk.dropFirst(overlap))
-        position += Int64(chunk.count)
-    }
-
-    func seek(_ offset: Int64, whence: Int32) -> Int64 {
-        let end = startOffset + Int64(appended.count)
-        switch whence {
-        case AVSEEK_SIZE: return end
-        case SEEK_SET: position = offset
-        case SEEK_CUR: position += offset
-        case SEEK_END: position = end + offset
-        default: return Int64(FFmpegError.posix(EINVAL))
-        }
-        return position
     }
 }
