@@ -174,6 +174,8 @@ public struct RecordConfiguration: Sendable {
     public var recordVideo = true
     public var recordAudio = true
     public var outputs: [OutputSpec] = []
+    /// Replace output files that exist; when false, an existing regular file is an error.
+    public var overwriteFiles = true
     /// Stop after this much media (seconds); nil runs until stopped.
     public var duration: Double?
     /// Pace synthetic and file sources at real time (devices always run at their own pace).

@@ -107,7 +107,7 @@ public final class Pipeline: @unchecked Sendable {
         server = try config.listen.map { try HTTPServer(address: $0, routes: routes) }
         for (index, destination) in sinksToOpen {
             switch destination {
-            case .file(let path): outputs[index].sinks.append(try FileSink(path: path))
+            case .file(let path): outputs[index].sinks.append(try FileSink(path: path, overwrite: config.overwriteFiles))
             case .standardOutput: outputs[index].sinks.append(StandardOutputSink())
             case .network(let url):
                 outputs[index].sinks.append(NetworkSink(url: url, policy: config.reconnect, queueLimit: config.outputQueueCapacity,

@@ -76,6 +76,7 @@ public enum CLI {
     static func record(_ cmd: RecordCommand) throws -> ExitCode {
         // FFmpeg's own log only with -v: our errors already carry its message, in one line.
         (cmd.verbose ? LogLevel.verbose : .quiet).apply()
+        if !cmd.quiet { cmd.warnings.forEach(Terminal.warning) }
         let stats = try cmd.statsPath.map { try StatsWriter(path: $0) }
         let pipeline = try Pipeline(cmd.configuration, quiet: cmd.quiet) { message in
             if !cmd.quiet { Terminal.warning(message) }
@@ -90,6 +91,7 @@ public enum CLI {
     static func mux(_ cmd: MuxCommand) throws -> ExitCode {
         // Probing bad input makes FFmpeg log decoder noise; our own error line says what matters.
         (cmd.verbose ? LogLevel.verbose : .quiet).apply()
+        if !cmd.quiet { cmd.warnings.forEach(Terminal.warning) }
         let job = try FileMuxJob(cmd.configuration) { message in
             if !cmd.quiet { Terminal.warning(message) }
         }

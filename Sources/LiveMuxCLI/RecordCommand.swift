@@ -7,6 +7,9 @@ struct RecordCommand {
     var quiet = false
     var verbose = false
     var statsPath: String?
+    var overwrite = OutputFiles.Overwrite.refuse
+    /// Said once each before recording starts (unless -q): a name that disagrees with -f.
+    var warnings: [String] = []
 
     static let help = """
     USAGE: livemux record [options] -o OUTPUT [-o OUTPUT …]
@@ -46,12 +49,16 @@ struct RecordCommand {
                             with its own queue, reconnecting after failures. Repeatable: one
                             encode feeds every output.
       -f asf|flv            container of the next -o (after the last -o: of that one);
-                            default: from the file name (.asf, .flv), FLV for URLs; stdout: asf
+                            default: from the file name (.asf/.wmv, .flv), FLV for URLs,
+                            ASF for stdout; any other name needs -f
       --reconnect-delay S   first wait before reconnecting a failed URL output (default: 0.5)
       --reconnect-max-delay S  longest wait between attempts, doubling from the first (default: 10)
       --reconnect-attempts N   consecutive failures before a URL output is given up (default: 10)
       --output-queue N      chunks a URL output or HTTP viewer may lag before video is dropped
                             (default: 512)
+      -y                    overwrite output files that exist
+      -n                    never overwrite: refuse if an output file exists (also the
+                            default without -y: livemux does not ask)
       -t SECONDS            stop after this much media (default: until SIGINT or SIGTERM)
 
     DISPLAY
@@ -138,6 +145,7 @@ struct RecordCommand {
                 let path = try reader.value(for: opt)
                 guard !path.isEmpty else { throw UsageError("--stats needs a file name, or - for stderr") }
                 cmd.statsPath = path
+            case "-y", "-n": cmd.overwrite = try OutputFiles.overwrite(opt.name, current: cmd.overwrite)
             case "-q", "--quiet": cmd.quiet = true
             case "-v", "--verbose": cmd.verbose = true
             case "--listen" where serving:
@@ -186,11 +194,11 @@ struct RecordCommand {
         }
         c.outputs = try outputs.map { (name, format) in
             let destination = Destination.parse(name)
-            var urlDefault: ContainerFormat? = nil
-            if case .network = destination { urlDefault = .flv }  // streamable, and what RTMP carries
-            guard let f = format ?? ContainerFormat.implied(by: name) ?? urlDefault ?? (name == "-" ? .asf : nil) else {
-                throw UsageError("cannot tell the container of '\(name)' from its name: add -f asf or -f flv")
-            }
+            var fallback: ContainerFormat? = nil
+            if case .network = destination { fallback = .flv }  // streamable, and what RTMP carries
+            if destination == .standardOutput { fallback = .asf }
+            let (f, warning) = try OutputFiles.container(of: name, given: format, fallback: fallback)
+            if let warning, case .file = destination { cmd.warnings.append(warning) }
             return OutputSpec(destination: destination, format: f)
         }
         for o in c.outputs {
@@ -201,7 +209,8 @@ struct RecordCommand {
         for o in c.outputs where c.recordVideo && !o.format.carries(c.video.codec) {
             throw UsageError("\(o.format.rawValue.uppercased()) cannot carry \(c.video.codec.rawValue.uppercased()) with FFmpeg 5.1: use -f asf for HEVC, or --vcodec h264 for FLV")
         }
-        try Self.checkFiles(c)
+        try Self.checkFiles(c, overwrite: cmd.overwrite)
+        c.overwriteFiles = cmd.overwrite == .always
         if c.outputs.filter({ $0.destination == .standardOutput }).count > 1 {
             throw UsageError("stdout can take only one output (-o - appears twice)")
         }
@@ -209,8 +218,9 @@ struct RecordCommand {
         return cmd
     }
 
-    /// Output files that cannot work: a directory, the input itself, one file named twice.
-    static func checkFiles(_ c: RecordConfiguration) throws {
+    /// Output files that cannot work: a directory, the input itself, one file named twice, one
+    /// that exists without -y.
+    static func checkFiles(_ c: RecordConfiguration, overwrite: OutputFiles.Overwrite) throws {
         func canonical(_ path: String) -> String {
             URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL.path
         }
@@ -218,13 +228,10 @@ struct RecordCommand {
         var seen = Set<String>()
         for o in c.outputs {
             guard case .file(let path) = o.destination else { continue }
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-                throw UsageError("-o \(path) is a directory: give a file name such as \(path)/out.\(o.format.rawValue)")
-            }
             let key = canonical(path)
             if inputs.contains(key) { throw UsageError("-o \(path) is also the input: recording over it would destroy it; choose another file") }
             if !seen.insert(key).inserted { throw UsageError("two outputs write to \(path): give each -o its own file") }
+            try OutputFiles.check(path, overwrite, format: o.format)
         }
     }
 }

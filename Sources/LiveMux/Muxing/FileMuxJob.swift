@@ -15,6 +15,8 @@ public struct MuxConfiguration: Sendable {
     public var format: ContainerFormat = .asf
     /// Where it goes.
     public var output: Destination = .standardOutput
+    /// Replace an output file that exists; when false, an existing regular file is an error.
+    public var overwriteFile = true
 
     /// An empty configuration; set an input and the output.
     public init() {}
@@ -103,7 +105,7 @@ public final class FileMuxJob: @unchecked Sendable {
         let sink: ChunkSink
         switch c.output {
         case .file(let path):
-            sink = try FileSink(path: path)
+            sink = try FileSink(path: path, overwrite: c.overwriteFile)
             outputPath = path
         case .standardOutput:
             sink = StandardOutputSink()
