@@ -21,7 +21,8 @@ public enum CLI {
                 try: livemux mux --video clip.h264 --audio clip.aac -o clip.flv
       report    read a recording back: streams, GOP, bit rate, interleaving; --svg timeline
 
-    Run 'livemux <command> --help' for the options of a command.
+    Run 'livemux help <command>' or 'livemux <command> --help' for the options of a command,
+    'livemux --version' for the version, the FFmpeg libraries and the encoders found.
     Exit codes: 0 success, 64 usage error, 1 failure, 130 cut short by a second signal.
     """
 
@@ -35,11 +36,23 @@ public enum CLI {
         let rest = Array(arguments.dropFirst())
         switch command {
         case "-h", "--help", "help":
-            print(help)
+            // `livemux help record` is `livemux record --help`.
+            guard let topic = rest.first, command == "help" else {
+                print(help)
+                return ExitCode.success.rawValue
+            }
+            guard let text = commandHelp(topic), rest.count == 1 else {
+                Terminal.error("no help for '\(rest.joined(separator: " "))' (commands: \(commands); see livemux --help)")
+                return ExitCode.usage.rawValue
+            }
+            print(text)
+            return ExitCode.success.rawValue
+        case "--version", "-V":
+            print(versionText)
             return ExitCode.success.rawValue
         case "record", "serve":
             let serving = command == "serve"
-            return run(rest, help: (serving ? RecordCommand.serveHelp : "") + RecordCommand.help) {
+            return run(rest, help: commandHelp(command)!) {
                 try record(RecordCommand.parse(rest, serving: serving))
             }
         case "mux":
@@ -50,9 +63,34 @@ public enum CLI {
                 return .success
             }
         default:
-            Terminal.error("unknown command '\(command)' (commands: record, serve, mux, report; see livemux --help)")
+            Terminal.error("unknown command '\(command)' (commands: \(commands); see livemux --help)")
             return ExitCode.usage.rawValue
         }
+    }
+
+    static let commands = "record, serve, mux, report"
+
+    /// The help of one command, as its --help prints it; nil for an unknown command.
+    static func commandHelp(_ command: String) -> String? {
+        switch command {
+        case "record": return RecordCommand.help
+        case "serve": return RecordCommand.serveHelp + RecordCommand.help
+        case "mux": return MuxCommand.help
+        case "report": return ReportCommand.help
+        default: return nil
+        }
+    }
+
+    /// The version of livemux; set by hand at a release.
+    static let version = "0.1.0"
+
+    /// `livemux --version`: this version, the FFmpeg libraries it runs on, the encoders found.
+    static var versionText: String {
+        var lines = ["livemux \(version)", "FFmpeg \(Capabilities.ffmpegRelease), run-time libraries:"]
+        lines += Capabilities.libraryVersions.map { "  \($0)" }
+        lines.append("encoders:")
+        lines += Capabilities.encoders.map { "  \($0.codec): \($0.encoder) \($0.found ? "found" : "NOT FOUND")" }
+        return lines.joined(separator: "\n")
     }
 
     /// Prints a command's help when asked, else runs it and maps what it throws to an exit code:
