@@ -133,16 +133,16 @@ public enum CLI {
         let job = try FileMuxJob(cmd.configuration) { message in
             if !cmd.quiet { Terminal.warning(message) }
         }
-        return supervise(quiet: cmd.quiet, snapshot: { job.statisticsSnapshot }, stop: job.stop, wait: job.wait, start: job.start)
+        return supervise(quiet: cmd.quiet, remux: true, snapshot: { job.statisticsSnapshot }, stop: job.stop, wait: job.wait, start: job.start)
     }
 
     /// Runs a job to its end: the first SIGINT/SIGTERM stops it gracefully, the progress line shows
     /// while it runs, and a failure becomes one `error:` line and exit code 1.
-    private static func supervise(quiet: Bool, snapshot: @escaping @Sendable () -> StatisticsSnapshot,
+    private static func supervise(quiet: Bool, remux: Bool = false, snapshot: @escaping @Sendable () -> StatisticsSnapshot,
                                   stop: @escaping @Sendable () -> Void, wait: () throws -> Void,
                                   start: () -> Void) -> ExitCode {
         _ = SignalHandling(onFirst: stop)
-        let progress = quiet ? nil : ProgressLine(snapshot: snapshot)
+        let progress = quiet ? nil : ProgressLine(remux: remux, snapshot: snapshot)
         start()
         progress?.start()
         defer { progress?.finish() }
