@@ -64,7 +64,9 @@ struct RecordCommand {
     DISPLAY
       --stats FILE|-        write one JSON object a second (media time, frames in/out/dropped,
                             bit rates, queue depths, A/V offset, drift corrections, latency
-                            p50/p95/p99, bytes per output) to FILE, or to stderr with -
+                            p50/p95/p99, bytes per output) to FILE, or to stderr with -; the
+                            last line ("final": true) covers the whole run. Each field names
+                            its unit (media_time_s, latency_ms…): docs/stats.schema.json
       -q                    no progress line, no warnings
       -v                    also show FFmpeg's own log
       -h, --help            this help
