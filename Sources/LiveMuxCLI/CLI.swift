@@ -106,7 +106,7 @@ public enum CLI {
             Terminal.error(error.description)
             return ExitCode.usage.rawValue
         } catch {
-            Terminal.error(describe(error))
+            report(error, verbose: arguments.contains("-v") || arguments.contains("--verbose"))
             return ExitCode.failure.rawValue
         }
     }
@@ -120,7 +120,7 @@ public enum CLI {
             if !cmd.quiet { Terminal.warning(message) }
         }
         defer { stats?.finish() }
-        return supervise(quiet: cmd.quiet, snapshot: { pipeline.statisticsSnapshot }, stop: pipeline.stop, wait: pipeline.wait) {
+        return supervise(quiet: cmd.quiet, verbose: cmd.verbose, snapshot: { pipeline.statisticsSnapshot }, stop: pipeline.stop, wait: pipeline.wait) {
             pipeline.start()
             stats?.start(pipeline)
         }
@@ -133,12 +133,12 @@ public enum CLI {
         let job = try FileMuxJob(cmd.configuration) { message in
             if !cmd.quiet { Terminal.warning(message) }
         }
-        return supervise(quiet: cmd.quiet, remux: true, snapshot: { job.statisticsSnapshot }, stop: job.stop, wait: job.wait, start: job.start)
+        return supervise(quiet: cmd.quiet, verbose: cmd.verbose, remux: true, snapshot: { job.statisticsSnapshot }, stop: job.stop, wait: job.wait, start: job.start)
     }
 
     /// Runs a job to its end: the first SIGINT/SIGTERM stops it gracefully, the progress line shows
     /// while it runs, and a failure becomes one `error:` line and exit code 1.
-    private static func supervise(quiet: Bool, remux: Bool = false, snapshot: @escaping @Sendable () -> StatisticsSnapshot,
+    private static func supervise(quiet: Bool, verbose: Bool, remux: Bool = false, snapshot: @escaping @Sendable () -> StatisticsSnapshot,
                                   stop: @escaping @Sendable () -> Void, wait: () throws -> Void,
                                   start: () -> Void) -> ExitCode {
         _ = SignalHandling(onFirst: stop)
@@ -150,17 +150,20 @@ public enum CLI {
             try wait()
         } catch {
             progress?.finish()
-            Terminal.error(describe(error))
+            report(error, verbose: verbose)
             return .failure
         }
         return .success
     }
 
-    /// One line that names the problem and, where there is one, the fix.
-    static func describe(_ error: Error) -> String {
+    /// One `error:` line that names the problem and, where there is one, the fix; with -v, a
+    /// `debug:` line before it with FFmpeg's function and code.
+    static func report(_ error: Error, verbose: Bool) {
         if let sink = error as? SinkError, sink.isClosedByReader {
-            return "\(sink.name) was closed by its reader; stopped recording"
+            return Terminal.error("\(sink.name) was closed by its reader; stopped recording")
         }
-        return String(describing: error)
+        let (message, detail) = ExplainedError.describe(error)
+        if verbose, let detail { Terminal.write("debug: \(detail)\n") }
+        Terminal.error(message)
     }
 }

@@ -100,7 +100,7 @@ final class MuxThread: @unchecked Sendable {
         if outputs.allSatisfy({ $0.sinks.isEmpty }) {
             fail(error)
         } else {
-            report("output \(sink.name) stopped: \(error)")
+            report("output \(sink.name) stopped: \(ExplainedError.describe(error).message)")
         }
     }
 

@@ -64,7 +64,7 @@ public struct RecordingReport: Sendable {
         do {
             input = try InputDevice(format: nil, url: path, options: [])
         } catch let error as FFmpegError {
-            throw LiveMuxError.input("cannot read '\(path)': \(error.message) (give a recording, such as one livemux record wrote)")
+            throw ExplainedError("cannot read '\(path)': \(error.message) (give a recording, such as one livemux record wrote)", cause: error)
         }
         var streams = input.streams.map { s in
             Stream(index: s.index, kind: s.mediaType == .video ? .video : s.mediaType == .audio ? .audio : nil,
