@@ -131,7 +131,8 @@ public final class Pipeline: @unchecked Sendable {
         encoderThreads = videoConsumer.map { [$0] } ?? []
         self.queue = queue
         self.timeline = timeline
-        muxThread = MuxThread(outputs: outputs, queue: queue, statistics: statistics, report: report)
+        muxThread = MuxThread(outputs: outputs, queue: queue, statistics: statistics,
+                              outputNames: config.outputs.map(\.destination.description), report: report)
     }
 
     /// Refuses what cannot work, with a message that says what would.
@@ -220,6 +221,7 @@ public final class Pipeline: @unchecked Sendable {
         failureLock.unlock()
         if let failure { throw failure }
         if let failure = muxThread.failure { throw failure }
+        if let partial = muxThread.partialFailure { throw partial }
     }
 
     public var statisticsSnapshot: StatisticsSnapshot {

@@ -51,9 +51,11 @@ struct RecordCommand {
       -f asf|flv            container of the next -o (after the last -o: of that one);
                             default: from the file name (.asf/.wmv, .flv), FLV for URLs,
                             ASF for stdout; any other name needs -f
-      --reconnect-delay S   first wait before reconnecting a failed URL output (default: 0.5)
+      --reconnect-delay S   first wait before reconnecting a failed URL output (default: 0.5);
+                            every wait is jittered by up to ±20%, so 0.5 is 0.4 to 0.6
       --reconnect-max-delay S  longest wait between attempts, doubling from the first (default: 10)
-      --reconnect-attempts N   consecutive failures before a URL output is given up (default: 10)
+      --reconnect-attempts N   reconnect attempts in a row before a URL output is given up
+                            (default: 10); the others go on, and the run then exits 1
       --output-queue N      chunks a URL output or HTTP viewer may lag before video is dropped
                             (default: 512)
       -y                    overwrite output files that exist
@@ -72,7 +74,9 @@ struct RecordCommand {
       -h, --help            this help
 
     The first SIGINT or SIGTERM stops gracefully (encoders flushed, trailer written, exit 0);
-    a second SIGINT exits at once with 130. Exit codes: 0 success, 64 usage error, 1 failure.
+    a second SIGINT exits at once with 130. Exit codes: 0 success, 64 usage error (an output
+    file that exists without -y too), 1 failure (also when any output stopped while others
+    went on: the last line gives every output's fate).
     """
 
     /// The options `livemux serve` adds to those of record.

@@ -134,12 +134,13 @@ final class OutputQueueTests: XCTestCase {
 final class ReconnectPolicyTests: XCTestCase {
     func testBackoffDoublesUpToTheCapWithJitter() {
         let p = ReconnectPolicy(firstDelay: 0.5, maxDelay: 4, attempts: 5)
-        XCTAssertEqual(p.delay(beforeAttempt: 1, random: 0.999999), 0.5, accuracy: 0.001)
-        XCTAssertEqual(p.delay(beforeAttempt: 2, random: 0.999999), 1.0, accuracy: 0.001)
-        XCTAssertEqual(p.delay(beforeAttempt: 3, random: 0.999999), 2.0, accuracy: 0.001)
-        XCTAssertEqual(p.delay(beforeAttempt: 4, random: 0.999999), 4.0, accuracy: 0.001)
-        XCTAssertEqual(p.delay(beforeAttempt: 50, random: 0.999999), 4.0, accuracy: 0.001, "capped")
-        XCTAssertEqual(p.delay(beforeAttempt: 3, random: 0), 1.0, accuracy: 0.001, "jitter takes off at most half")
+        XCTAssertEqual(p.delay(beforeAttempt: 1, random: 0.5), 0.5, accuracy: 0.001, "the middle of the jitter is the delay asked for")
+        XCTAssertEqual(p.delay(beforeAttempt: 2, random: 0.5), 1.0, accuracy: 0.001)
+        XCTAssertEqual(p.delay(beforeAttempt: 3, random: 0.5), 2.0, accuracy: 0.001)
+        XCTAssertEqual(p.delay(beforeAttempt: 4, random: 0.5), 4.0, accuracy: 0.001)
+        XCTAssertEqual(p.delay(beforeAttempt: 50, random: 0.5), 4.0, accuracy: 0.001, "capped")
+        XCTAssertEqual(p.delay(beforeAttempt: 1, random: 0), 0.4, accuracy: 0.001, "jitter takes off at most 20%")
+        XCTAssertEqual(p.delay(beforeAttempt: 1, random: 0.999999), 0.6, accuracy: 0.001, "and adds at most 20%")
     }
 }
 
