@@ -224,6 +224,9 @@ public final class Pipeline: @unchecked Sendable {
         if let partial = muxThread.partialFailure { throw partial }
     }
 
+    /// `livemux serve`: the URLs viewers can open (with the port bound, if 0 was asked for).
+    public var viewerURLs: [String] { server?.viewerURLs ?? [] }
+
     public var statisticsSnapshot: StatisticsSnapshot {
         var s = statistics.snapshot
         s.queueDepths = queue.depths

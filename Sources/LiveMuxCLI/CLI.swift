@@ -120,6 +120,9 @@ public enum CLI {
             if !cmd.quiet { Terminal.warning(message) }
         }
         defer { stats?.finish() }
+        if !cmd.quiet, !pipeline.viewerURLs.isEmpty {
+            Terminal.write("serving viewers at \(pipeline.viewerURLs.joined(separator: " and "))\n")
+        }
         return supervise(quiet: cmd.quiet, verbose: cmd.verbose, snapshot: { pipeline.statisticsSnapshot }, stop: pipeline.stop, wait: pipeline.wait) {
             pipeline.start()
             stats?.start(pipeline)

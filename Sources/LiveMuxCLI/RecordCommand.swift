@@ -87,8 +87,11 @@ struct RecordCommand {
       http://HOST:PORT/live.flv   (H.264 only)   and   http://HOST:PORT/live.asf
     A viewer joining mid-stream starts at the latest keyframe. -o outputs work as in record.
 
-      --listen HOST:PORT    address to listen on (default: 127.0.0.1:8080; loopback unless
-                            told otherwise, e.g. 0.0.0.0:8080)
+      --listen HOST:PORT    address to listen on (default: 127.0.0.1:8080). HOST is an IPv4
+                            address, [IPv6] such as [::1], or localhost (127.0.0.1); a bare
+                            PORT (8080 or :8080) means 127.0.0.1; port 0 picks a free one.
+                            Loopback unless told otherwise: 0.0.0.0:8080 or [::]:8080 let other
+                            machines watch (with a warning). The viewer URLs are printed at start.
 
     """
 
@@ -157,7 +160,10 @@ struct RecordCommand {
             case "--listen" where serving:
                 let v = try reader.value(for: opt)
                 guard let address = ListenAddress.parse(v) else {
-                    throw UsageError("--listen takes IPv4-ADDRESS:PORT, such as 127.0.0.1:8080, not '\(v)'")
+                    throw UsageError("--listen takes [HOST:]PORT, such as 127.0.0.1:8080, localhost:8080, [::1]:8080 or 8080, not '\(v)'")
+                }
+                if !address.isLoopback {
+                    cmd.warnings.append("--listen \(address.description) is not loopback: anyone who can reach this machine can watch (use 127.0.0.1 to keep it local)")
                 }
                 c.listen = address
             case "--reconnect-delay": c.reconnect.firstDelay = try Values.seconds(try reader.value(for: opt), option: opt.name)
