@@ -52,25 +52,9 @@ final class HTTPServer: @unchecked Sendable {
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
         // [::1] means IPv6 loopback only, not also IPv4 through mapped addresses.
         if family == AF_INET6 { setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &yes, socklen_t(MemoryLayout<Int32>.size)) }
-        var storage = sockaddr_storage()
-        let length: Int
-        if family == AF_INET6 {
-            var sin6 = sockaddr_in6()
-            sin6.sin6_family = sa_family_t(AF_INET6)
-            sin6.sin6_port = address.port.bigEndian
-            withUnsafeMutableBytes(of: &sin6.sin6_addr) { $0.copyBytes(from: bytes) }
-            length = MemoryLayout<sockaddr_in6>.size
-            withUnsafeMutableBytes(of: &storage) { dst in withUnsafeBytes(of: sin6) { dst.copyMemory(from: $0) } }
-        } else {
-            var sin = sockaddr_in()
-            sin.sin_family = sa_family_t(AF_INET)
-            sin.sin_port = address.port.bigEndian
-            withUnsafeMutableBytes(of: &sin.sin_addr) { $0.copyBytes(from: bytes) }
-            length = MemoryLayout<sockaddr_in>.size
-            withUnsafeMutableBytes(of: &storage) { dst in withUnsafeBytes(of: sin) { dst.copyMemory(from: $0) } }
-        }
+        var storage = address.socketStorage(bytes)
         let bound = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(length)) }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, address.socketLength) }
         }
         guard bound == 0, listen(fd, 64) == 0 else {
             let message = String(cString: strerror(errno))

@@ -45,6 +45,21 @@ public struct ListenAddress: Sendable, Equatable {
     /// `127.0.0.1:8080`, `[::1]:8080`: as it goes into a URL.
     public var description: String { isIPv6 ? "[\(host)]:\(port)" : "\(host):\(port)" }
 
+    /// A `sockaddr_in` or `sockaddr_in6` for `bind`, with `socketAddress()`'s bytes: both start
+    /// with the family and the port, and the address follows at its own offset.
+    func socketStorage(_ bytes: [UInt8]) -> sockaddr_storage {
+        var storage = sockaddr_storage()
+        let addressOffset = isIPv6 ? MemoryLayout<sockaddr_in6>.offset(of: \.sin6_addr)! : MemoryLayout<sockaddr_in>.offset(of: \.sin_addr)!
+        withUnsafeMutableBytes(of: &storage) { raw in
+            raw.storeBytes(of: sa_family_t(isIPv6 ? AF_INET6 : AF_INET), as: sa_family_t.self)
+            raw.storeBytes(of: port.bigEndian, toByteOffset: MemoryLayout<sockaddr_in>.offset(of: \.sin_port)!, as: UInt16.self)
+            UnsafeMutableRawBufferPointer(rebasing: raw[addressOffset..<addressOffset + bytes.count]).copyBytes(from: bytes)
+        }
+        return storage
+    }
+
+    var socketLength: socklen_t { socklen_t(isIPv6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size) }
+
     /// The address family and the address's bytes (network order); nil when the host is not a
     /// literal address of its family.
     func socketAddress() -> (family: Int32, address: [UInt8])? {
