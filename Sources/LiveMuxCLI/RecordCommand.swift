@@ -69,7 +69,7 @@ struct RecordCommand {
                             p50/p95/p99, bytes per output) to FILE, or to stderr with -; the
                             last line ("final": true) covers the whole run. Each field names
                             its unit (media_time_s, latency_ms…): docs/stats.schema.json
-      -q                    no progress line, no warnings
+      -q                    no progress line, no warnings (serve: no viewer URLs); errors still show
       -v                    also show FFmpeg's own log
       -h, --help            this help
 
