@@ -132,4 +132,13 @@ static inline const char *lm_load_filters(void) {
     return NULL;
 }
 
+/* The run-time version of a library loaded only on demand (for livemux --version): its
+ * `<prefix>_version()`, or 0 when it cannot be loaded. */
+static inline unsigned lm_loaded_library_version(const char *soname, const char *symbol) {
+    void *library = dlopen(soname, RTLD_LAZY | RTLD_GLOBAL);
+    if (!library) return 0;
+    unsigned (*version)(void) = (unsigned (*)(void))dlsym(library, symbol);
+    return version ? version() : 0;
+}
+
 #endif

@@ -20,6 +20,11 @@ public final class InputDevice: @unchecked Sendable {
     public let formatName: String
     private let interruption: Interruption
 
+    /// An option the device or demuxer does not take (libavformat leaves it in the dictionary).
+    public struct UnknownOption: Error, Sendable {
+        public let key: String
+    }
+
     /// Set from any thread to make a blocking read return.
     private final class Interruption: Sendable {
         let requested = Atomic<Bool>(false)
@@ -61,7 +66,7 @@ public final class InputDevice: @unchecked Sendable {
         if let leftover = av_dict_get(dict, "", nil, AV_DICT_IGNORE_SUFFIX) {
             let key = String(cString: leftover.pointee.key)
             avformat_close_input(&context)
-            throw FFmpegError(code: FFmpegError.posix(EINVAL), function: "avformat_open_input(\(url)): unknown option '\(key)'")
+            throw UnknownOption(key: key)
         }
         let iformat = opened!.pointee.iformat!
         isDevice = iformat.pointee.flags & AVFMT_NOFILE != 0

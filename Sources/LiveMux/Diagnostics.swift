@@ -28,4 +28,14 @@ public enum Capabilities {
     public static func sourceSpec(_ text: String) -> SourceSpec {
         SourceSpec.parse(text, isKnownFormat: isInputFormat)
     }
+
+    /// FFmpeg's release and each library's run-time version (`libavformat 59.27.100`).
+    public static var ffmpegRelease: String { LibraryVersion.release }
+    public static var libraryVersions: [String] { LibraryVersion.all.map(\.description) }
+
+    /// The encoders LiveMux can use (`h264`, `libx264`) and whether this FFmpeg has them.
+    public static var encoders: [(codec: String, encoder: String, found: Bool)] {
+        let names = VideoCodec.allCases.map { ($0.rawValue, $0.encoderName) } + AudioCodec.allCases.map { ($0.rawValue, $0.encoderName) }
+        return names.map { ($0, $1, FFmpegLibrary.hasEncoder(named: $1)) }
+    }
 }

@@ -123,6 +123,9 @@ public final class Pipeline: @unchecked Sendable {
         try session.finish()
     }
 
+    /// `livemux serve`: the URLs viewers can open (with the port bound, if 0 was asked for).
+    public var viewerURLs: [String] { session.viewerURLs }
+
     public var statisticsSnapshot: StatisticsSnapshot {
         var s = statistics.snapshot
         s.queueDepths = session.queue.depths

@@ -21,7 +21,8 @@ public enum CLI {
                 try: livemux mux --video clip.h264 --audio clip.aac -o clip.flv
       report    read a recording back: streams, GOP, bit rate, interleaving; --svg timeline
 
-    Run 'livemux <command> --help' for the options of a command.
+    Run 'livemux help <command>' or 'livemux <command> --help' for the options of a command,
+    'livemux --version' for the version, the FFmpeg libraries and the encoders found.
     Exit codes: 0 success, 64 usage error, 1 failure, 130 cut short by a second signal.
     """
 
@@ -35,11 +36,23 @@ public enum CLI {
         let rest = Array(arguments.dropFirst())
         switch command {
         case "-h", "--help", "help":
-            print(help)
+            // `livemux help record` is `livemux record --help`.
+            guard let topic = rest.first, command == "help" else {
+                print(help)
+                return ExitCode.success.rawValue
+            }
+            guard let text = commandHelp(topic), rest.count == 1 else {
+                Terminal.error("no help for '\(rest.joined(separator: " "))' (commands: \(commands); see livemux --help)")
+                return ExitCode.usage.rawValue
+            }
+            print(text)
+            return ExitCode.success.rawValue
+        case "--version", "-V":
+            print(versionText)
             return ExitCode.success.rawValue
         case "record", "serve":
             let serving = command == "serve"
-            return run(rest, help: (serving ? RecordCommand.serveHelp : "") + RecordCommand.help) {
+            return run(rest, help: commandHelp(command)!) {
                 try record(RecordCommand.parse(rest, serving: serving))
             }
         case "mux":
@@ -50,9 +63,34 @@ public enum CLI {
                 return .success
             }
         default:
-            Terminal.error("unknown command '\(command)' (commands: record, serve, mux, report; see livemux --help)")
+            Terminal.error("unknown command '\(command)' (commands: \(commands); see livemux --help)")
             return ExitCode.usage.rawValue
         }
+    }
+
+    static let commands = "record, serve, mux, report"
+
+    /// The help of one command, as its --help prints it; nil for an unknown command.
+    static func commandHelp(_ command: String) -> String? {
+        switch command {
+        case "record": return RecordCommand.help
+        case "serve": return RecordCommand.serveHelp + RecordCommand.help
+        case "mux": return MuxCommand.help
+        case "report": return ReportCommand.help
+        default: return nil
+        }
+    }
+
+    /// The version of livemux; set by hand at a release.
+    static let version = "0.1.0"
+
+    /// `livemux --version`: this version, the FFmpeg libraries it runs on, the encoders found.
+    static var versionText: String {
+        var lines = ["livemux \(version)", "FFmpeg \(Capabilities.ffmpegRelease), run-time libraries:"]
+        lines += Capabilities.libraryVersions.map { "  \($0)" }
+        lines.append("encoders:")
+        lines += Capabilities.encoders.map { "  \($0.codec): \($0.encoder) \($0.found ? "found" : "NOT FOUND")" }
+        return lines.joined(separator: "\n")
     }
 
     /// Prints a command's help when asked, else runs it and maps what it throws to an exit code:
@@ -68,7 +106,7 @@ public enum CLI {
             Terminal.error(error.description)
             return ExitCode.usage.rawValue
         } catch {
-            Terminal.error(describe(error))
+            report(error, verbose: arguments.contains("-v") || arguments.contains("--verbose"))
             return ExitCode.failure.rawValue
         }
     }
@@ -76,12 +114,16 @@ public enum CLI {
     static func record(_ cmd: RecordCommand) throws -> ExitCode {
         // FFmpeg's own log only with -v: our errors already carry its message, in one line.
         (cmd.verbose ? LogLevel.verbose : .quiet).apply()
+        if !cmd.quiet { cmd.warnings.forEach(Terminal.warning) }
         let stats = try cmd.statsPath.map { try StatsWriter(path: $0) }
         let pipeline = try Pipeline(cmd.configuration, quiet: cmd.quiet) { message in
             if !cmd.quiet { Terminal.warning(message) }
         }
         defer { stats?.finish() }
-        return supervise(quiet: cmd.quiet, snapshot: { pipeline.statisticsSnapshot }, stop: pipeline.stop, wait: pipeline.wait) {
+        if !cmd.quiet, !pipeline.viewerURLs.isEmpty {
+            Terminal.write("serving viewers at \(pipeline.viewerURLs.joined(separator: " and "))\n")
+        }
+        return supervise(quiet: cmd.quiet, verbose: cmd.verbose, snapshot: { pipeline.statisticsSnapshot }, stop: pipeline.stop, wait: pipeline.wait) {
             pipeline.start()
             stats?.start(pipeline)
         }
@@ -90,19 +132,20 @@ public enum CLI {
     static func mux(_ cmd: MuxCommand) throws -> ExitCode {
         // Probing bad input makes FFmpeg log decoder noise; our own error line says what matters.
         (cmd.verbose ? LogLevel.verbose : .quiet).apply()
+        if !cmd.quiet { cmd.warnings.forEach(Terminal.warning) }
         let job = try FileMuxJob(cmd.configuration) { message in
             if !cmd.quiet { Terminal.warning(message) }
         }
-        return supervise(quiet: cmd.quiet, snapshot: { job.statisticsSnapshot }, stop: job.stop, wait: job.wait, start: job.start)
+        return supervise(quiet: cmd.quiet, verbose: cmd.verbose, remux: true, snapshot: { job.statisticsSnapshot }, stop: job.stop, wait: job.wait, start: job.start)
     }
 
     /// Runs a job to its end: the first SIGINT/SIGTERM stops it gracefully, the progress line shows
     /// while it runs, and a failure becomes one `error:` line and exit code 1.
-    private static func supervise(quiet: Bool, snapshot: @escaping @Sendable () -> StatisticsSnapshot,
+    private static func supervise(quiet: Bool, verbose: Bool, remux: Bool = false, snapshot: @escaping @Sendable () -> StatisticsSnapshot,
                                   stop: @escaping @Sendable () -> Void, wait: () throws -> Void,
                                   start: () -> Void) -> ExitCode {
         _ = SignalHandling(onFirst: stop)
-        let progress = quiet ? nil : ProgressLine(snapshot: snapshot)
+        let progress = quiet ? nil : ProgressLine(remux: remux, snapshot: snapshot)
         start()
         progress?.start()
         defer { progress?.finish() }
@@ -110,17 +153,20 @@ public enum CLI {
             try wait()
         } catch {
             progress?.finish()
-            Terminal.error(describe(error))
+            report(error, verbose: verbose)
             return .failure
         }
         return .success
     }
 
-    /// One line that names the problem and, where there is one, the fix.
-    static func describe(_ error: Error) -> String {
+    /// One `error:` line that names the problem and, where there is one, the fix; with -v, a
+    /// `debug:` line before it with FFmpeg's function and code.
+    static func report(_ error: Error, verbose: Bool) {
         if let sink = error as? SinkError, sink.isClosedByReader {
-            return "\(sink.name) was closed by its reader; stopped recording"
+            return Terminal.error("\(sink.name) was closed by its reader; stopped recording")
         }
-        return String(describing: error)
+        let (message, detail) = ExplainedError.describe(error)
+        if verbose, let detail { Terminal.write("debug: \(detail)\n") }
+        Terminal.error(message)
     }
 }

@@ -5,6 +5,9 @@ struct MuxCommand {
     var configuration = MuxConfiguration()
     var quiet = false
     var verbose = false
+    var overwrite = OutputFiles.Overwrite.refuse
+    /// Said once before muxing starts (unless -q): a name that disagrees with -f.
+    var warnings: [String] = []
 
     static let help = """
     USAGE: livemux mux (--input FILE | --video FILE [--audio FILE] | --audio FILE) -o OUTPUT
@@ -21,8 +24,11 @@ struct MuxCommand {
 
     OUTPUT
       -o FILE|-             where to write; '-' is stdout (a streamable container)
-      -f asf|flv            container (default: from the file name, .asf or .flv, else asf)
+      -f asf|flv            container (default: from the file name, .asf/.wmv or .flv; ASF for
+                            stdout; any other name needs -f, as in record)
                             FLV in FFmpeg 5.1 carries H.264 only; ASF carries both.
+      -y                    overwrite the output file if it exists
+      -n                    never overwrite: refuse if it exists (also the default without -y)
 
     CHECKS
       --allow-drops         succeed even when more than 1% of a stream's packets had to be dropped
@@ -58,6 +64,7 @@ struct MuxCommand {
                 guard !o.isEmpty else { throw UsageError("-o needs a file name or - for stdout") }
                 output = o
             case "--allow-drops": c.allowDrops = true
+            case "-y", "-n": cmd.overwrite = try OutputFiles.overwrite(opt.name, current: cmd.overwrite)
             case "-q", "--quiet": cmd.quiet = true
             case "-v", "--verbose": cmd.verbose = true
             default:
@@ -71,10 +78,13 @@ struct MuxCommand {
             throw UsageError("--input carries both streams: use it alone, or --video and --audio instead")
         }
         guard let output else { throw UsageError("no output: give -o FILE or -o - for stdout") }
-        guard let f = format ?? ContainerFormat.implied(by: output) ?? (output == "-" ? .asf : nil) else {
-            throw UsageError("cannot tell the container of '\(output)' from its name: add -f asf or -f flv")
-        }
+        let (f, warning) = try OutputFiles.container(of: output, given: format, fallback: output == "-" ? .asf : nil)
         c.outputs.destinations = [OutputSpec(destination: output == "-" ? .standardOutput : .file(output), format: f)]
+        if output != "-" {
+            if let warning { cmd.warnings.append(warning) }
+            try OutputFiles.check(output, cmd.overwrite, format: f)
+        }
+        c.outputs.overwriteFiles = cmd.overwrite == .always
         cmd.configuration = c
         return cmd
     }

@@ -8,10 +8,12 @@ final class ProgressLine: @unchecked Sendable {
     private let timer: DispatchSourceTimer
     private let queue = DispatchQueue(label: "livemux-progress")
     private var finished = false  // touched only on `queue`
+    private let remux: Bool
 
-    /// A progress line over any counters (`livemux mux` passes its muxer's).
-    init(snapshot: @escaping @Sendable () -> StatisticsSnapshot) {
+    /// A progress line over any counters (`livemux mux` passes its muxer's, with `remux`).
+    init(remux: Bool = false, snapshot: @escaping @Sendable () -> StatisticsSnapshot) {
         self.snapshot = snapshot
+        self.remux = remux
         timer = DispatchSource.makeTimerSource(queue: queue)
         let interval = Terminal.stderrIsTerminal ? 0.5 : 5
         timer.schedule(deadline: .now() + interval, repeating: interval)
@@ -20,7 +22,7 @@ final class ProgressLine: @unchecked Sendable {
     func start() {
         timer.setEventHandler { [self] in
             guard !finished else { return }
-            Terminal.write(Terminal.stderrIsTerminal ? "\r\(Self.format(snapshot()))\u{1B}[K" : Self.format(snapshot()) + "\n")
+            Terminal.write(Terminal.stderrIsTerminal ? "\r\(line())\u{1B}[K" : line() + "\n")
         }
         timer.resume()
     }
@@ -30,17 +32,31 @@ final class ProgressLine: @unchecked Sendable {
             guard !finished else { return }
             finished = true
             timer.cancel()
-            Terminal.write((Terminal.stderrIsTerminal ? "\r" : "") + Self.format(snapshot()) + "\n")
+            Terminal.write((Terminal.stderrIsTerminal ? "\r" : "") + line() + "\n")
         }
+    }
+
+    private func line() -> String { remux ? Self.formatRemux(snapshot()) : Self.format(snapshot()) }
+
+    private static func clock(_ t: Double) -> String {
+        String(format: "%02d:%02d:%05.2f", Int(t) / 3600, Int(t) / 60 % 60, t.truncatingRemainder(dividingBy: 60))
+    }
+
+    /// `livemux mux`: a file has no capture latency and no frame rate worth showing (it is read as
+    /// fast as it goes), so: media time, packets per stream, bytes, speed, dropped.
+    static func formatRemux(_ s: StatisticsSnapshot) -> String {
+        let t = max(0, s.mediaTime)
+        return String(format: "time=%@ packets=%d video=%d audio=%d size=%.0fkB speed=%.1fx dropped=%d",
+                      clock(t), s.video.packetsOut + s.audio.packetsOut, s.video.packetsOut, s.audio.packetsOut,
+                      Double(s.bytesOut) / 1000, s.speed, s.dropped)
     }
 
     static func format(_ s: StatisticsSnapshot) -> String {
         let t = max(0, s.mediaTime)
-        let clock = String(format: "%02d:%02d:%05.2f", Int(t) / 3600, Int(t) / 60 % 60, t.truncatingRemainder(dividingBy: 60))
         let fps = s.elapsed > 0 ? Double(s.video.packetsOut) / s.elapsed : 0
         let kbps = t > 0 ? Double(s.bytesOut) * 8 / t / 1000 : 0
         let line = String(format: "time=%@ frames=%d fps=%.1f bitrate=%.1fkbits/s speed=%.2fx dropped=%d av=%+.1fms latency99=%.0fms",
-                          clock, s.video.packetsOut, fps, kbps, s.speed, s.dropped, s.avOffsetMs,
+                          clock(t), s.video.packetsOut, fps, kbps, s.speed, s.dropped, s.avOffsetMs,
                           Double(s.latency.percentile(0.99)) / 1000)
         // Chunks slow network outputs or viewers skipped (the recording itself lost nothing).
         return s.outputDropped > 0 ? line + " output-dropped=\(s.outputDropped)" : line

@@ -7,6 +7,9 @@ struct RecordCommand {
     var quiet = false
     var verbose = false
     var statsPath: String?
+    var overwrite = OutputFiles.Overwrite.refuse
+    /// Said once each before recording starts (unless -q): a name that disagrees with -f.
+    var warnings: [String] = []
 
     static let help = """
     USAGE: livemux record [options] -o OUTPUT [-o OUTPUT …]
@@ -46,24 +49,34 @@ struct RecordCommand {
                             with its own queue, reconnecting after failures. Repeatable: one
                             encode feeds every output.
       -f asf|flv            container of the next -o (after the last -o: of that one);
-                            default: from the file name (.asf, .flv), FLV for URLs; stdout: asf
-      --reconnect-delay S   first wait before reconnecting a failed URL output (default: 0.5)
+                            default: from the file name (.asf/.wmv, .flv), FLV for URLs,
+                            ASF for stdout; any other name needs -f
+      --reconnect-delay S   first wait before reconnecting a failed URL output (default: 0.5);
+                            every wait is jittered by up to ±20%, so 0.5 is 0.4 to 0.6
       --reconnect-max-delay S  longest wait between attempts, doubling from the first (default: 10)
-      --reconnect-attempts N   consecutive failures before a URL output is given up (default: 10)
+      --reconnect-attempts N   reconnect attempts in a row before a URL output is given up
+                            (default: 10); the others go on, and the run then exits 1
       --output-queue N      chunks a URL output or HTTP viewer may lag before video is dropped
                             (default: 512)
+      -y                    overwrite output files that exist
+      -n                    never overwrite: refuse if an output file exists (also the
+                            default without -y: livemux does not ask)
       -t SECONDS            stop after this much media (default: until SIGINT or SIGTERM)
 
     DISPLAY
       --stats FILE|-        write one JSON object a second (media time, frames in/out/dropped,
                             bit rates, queue depths, A/V offset, drift corrections, latency
-                            p50/p95/p99, bytes per output) to FILE, or to stderr with -
-      -q                    no progress line, no warnings
+                            p50/p95/p99, bytes per output) to FILE, or to stderr with -; the
+                            last line ("final": true) covers the whole run. Each field names
+                            its unit (media_time_s, latency_ms…): docs/stats.schema.json
+      -q                    no progress line, no warnings (serve: no viewer URLs); errors still show
       -v                    also show FFmpeg's own log
       -h, --help            this help
 
     The first SIGINT or SIGTERM stops gracefully (encoders flushed, trailer written, exit 0);
-    a second SIGINT exits at once with 130. Exit codes: 0 success, 64 usage error, 1 failure.
+    a second SIGINT exits at once with 130. Exit codes: 0 success, 64 usage error (an output
+    file that exists without -y too), 1 failure (also when any output stopped while others
+    went on: the last line gives every output's fate).
     """
 
     /// The options `livemux serve` adds to those of record.
@@ -74,8 +87,11 @@ struct RecordCommand {
       http://HOST:PORT/live.flv   (H.264 only)   and   http://HOST:PORT/live.asf
     A viewer joining mid-stream starts at the latest keyframe. -o outputs work as in record.
 
-      --listen HOST:PORT    address to listen on (default: 127.0.0.1:8080; loopback unless
-                            told otherwise, e.g. 0.0.0.0:8080)
+      --listen HOST:PORT    address to listen on (default: 127.0.0.1:8080). HOST is an IPv4
+                            address, [IPv6] such as [::1], or localhost (127.0.0.1); a bare
+                            PORT (8080 or :8080) means 127.0.0.1; port 0 picks a free one.
+                            Loopback unless told otherwise: 0.0.0.0:8080 or [::]:8080 let other
+                            machines watch (with a warning). The viewer URLs are printed at start.
 
     """
 
@@ -138,12 +154,16 @@ struct RecordCommand {
                 let path = try reader.value(for: opt)
                 guard !path.isEmpty else { throw UsageError("--stats needs a file name, or - for stderr") }
                 cmd.statsPath = path
+            case "-y", "-n": cmd.overwrite = try OutputFiles.overwrite(opt.name, current: cmd.overwrite)
             case "-q", "--quiet": cmd.quiet = true
             case "-v", "--verbose": cmd.verbose = true
             case "--listen" where serving:
                 let v = try reader.value(for: opt)
                 guard let address = ListenAddress.parse(v) else {
-                    throw UsageError("--listen takes IPv4-ADDRESS:PORT, such as 127.0.0.1:8080, not '\(v)'")
+                    throw UsageError("--listen takes [HOST:]PORT, such as 127.0.0.1:8080, localhost:8080, [::1]:8080 or 8080, not '\(v)'")
+                }
+                if !address.isLoopback {
+                    cmd.warnings.append("--listen \(address.description) is not loopback: anyone who can reach this machine can watch (use 127.0.0.1 to keep it local)")
                 }
                 c.outputs.listen = address
             case "--reconnect-delay": c.outputs.reconnect.firstDelay = try Values.seconds(try reader.value(for: opt), option: opt.name)
@@ -186,11 +206,11 @@ struct RecordCommand {
         }
         c.outputs.destinations = try outputs.map { (name, format) in
             let destination = Destination.parse(name)
-            var urlDefault: ContainerFormat? = nil
-            if case .network = destination { urlDefault = .flv }  // streamable, and what RTMP carries
-            guard let f = format ?? ContainerFormat.implied(by: name) ?? urlDefault ?? (name == "-" ? .asf : nil) else {
-                throw UsageError("cannot tell the container of '\(name)' from its name: add -f asf or -f flv")
-            }
+            var fallback: ContainerFormat? = nil
+            if case .network = destination { fallback = .flv }  // streamable, and what RTMP carries
+            if destination == .standardOutput { fallback = .asf }
+            let (f, warning) = try OutputFiles.container(of: name, given: format, fallback: fallback)
+            if let warning, case .file = destination { cmd.warnings.append(warning) }
             return OutputSpec(destination: destination, format: f)
         }
         for o in c.outputs.destinations {
@@ -201,7 +221,8 @@ struct RecordCommand {
         for o in c.outputs.destinations where c.recordVideo && !o.format.carries(c.video.codec) {
             throw UsageError("\(o.format.rawValue.uppercased()) cannot carry \(c.video.codec.rawValue.uppercased()) with FFmpeg 5.1: use -f asf for HEVC, or --vcodec h264 for FLV")
         }
-        try Self.checkFiles(c)
+        try Self.checkFiles(c, overwrite: cmd.overwrite)
+        c.outputs.overwriteFiles = cmd.overwrite == .always
         if c.outputs.destinations.filter({ $0.destination == .standardOutput }).count > 1 {
             throw UsageError("stdout can take only one output (-o - appears twice)")
         }
@@ -209,8 +230,9 @@ struct RecordCommand {
         return cmd
     }
 
-    /// Output files that cannot work: a directory, the input itself, one file named twice.
-    static func checkFiles(_ c: RecordConfiguration) throws {
+    /// Output files that cannot work: a directory, the input itself, one file named twice, one
+    /// that exists without -y.
+    static func checkFiles(_ c: RecordConfiguration, overwrite: OutputFiles.Overwrite) throws {
         func canonical(_ path: String) -> String {
             URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL.path
         }
@@ -218,13 +240,10 @@ struct RecordCommand {
         var seen = Set<String>()
         for o in c.outputs.destinations {
             guard case .file(let path) = o.destination else { continue }
-            var isDirectory: ObjCBool = false
-            if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue {
-                throw UsageError("-o \(path) is a directory: give a file name such as \(path)/out.\(o.format.rawValue)")
-            }
             let key = canonical(path)
             if inputs.contains(key) { throw UsageError("-o \(path) is also the input: recording over it would destroy it; choose another file") }
             if !seen.insert(key).inserted { throw UsageError("two outputs write to \(path): give each -o its own file") }
+            try OutputFiles.check(path, overwrite, format: o.format)
         }
     }
 }

@@ -2,7 +2,7 @@ import Foundation
 import LiveMux
 
 /// `--stats FILE|-`: one JSON object a second (see `StatisticsSnapshot.jsonLine`), and a last one
-/// when the recording ends. The file is created before the recording starts, so a bad path is
+/// over the whole run when the recording ends (`"final": true`). The file is created before the recording starts, so a bad path is
 /// refused before any output exists. Its timer runs on its own queue; the file is written only there.
 final class StatsWriter: @unchecked Sendable {
     private var pipeline: Pipeline?  // set by `start`, before the timer runs
@@ -32,23 +32,23 @@ final class StatsWriter: @unchecked Sendable {
         timer.resume()
     }
 
-    /// Writes the last line and stops.
+    /// Writes the last line, over the whole run, and stops.
     func finish() {
         queue.sync {
             guard !finished else { return }
-            write()
+            write(final: true)
             finished = true
             timer.cancel()
             if handle !== FileHandle.standardError { try? handle.close() }
         }
     }
 
-    private func write() {
+    private func write(final: Bool = false) {
         guard !finished, let pipeline else { return }
         let s = pipeline.statisticsSnapshot
         // On a terminal, stderr also carries the progress line (rewritten in place): clear it first.
         let clear = handle === FileHandle.standardError && Terminal.stderrIsTerminal ? "\r\u{1B}[K" : ""
-        let line = clear + s.jsonLine(previous: previous) + "\n"
+        let line = clear + s.jsonLine(previous: final ? nil : previous, final: final) + "\n"
         previous = s
         try? handle.write(contentsOf: Data(line.utf8))
     }

@@ -72,7 +72,7 @@ final class NetworkTests: XCTestCase {
         }
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertFalse(r.stderr.contains(key), "the stream key is never printed: \(r.stderr)")
-        XCTAssertTrue(r.stderr.contains("reconnecting in"), "each attempt is logged: \(r.stderr)")
+        XCTAssertTrue(r.stderr.contains("reconnect attempt 1 of "), "each attempt is logged: \(r.stderr)")
         XCTAssertTrue(r.stderr.contains("rtmp://127.0.0.1:\(server.port)/live/****"), "the URL is shown masked: \(r.stderr)")
         XCTAssertTrue(r.stderr.contains("connected again"), r.stderr)
 
@@ -98,10 +98,14 @@ final class NetworkTests: XCTestCase {
         let file = "\(dir)/rec.asf"
         let r = try Tools.livemux(["record", "--no-realtime", "--size", "160x120", "-t", "2", "--reconnect-attempts", "2",
                                    "--reconnect-delay", "0.1", "-o", file, "-o", "rtmp://127.0.0.1:\(port)/live/\(key)"], timeout: 30)
-        XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertFalse(r.stderr.contains(key), r.stderr)
         XCTAssertTrue(r.stderr.contains("rtmp://127.0.0.1:\(port)/live/****"), r.stderr)
         XCTAssertEqual(try packetCounts(file).video, 60)
+        // Every output's fate on the last line, and exit 1: a script knows one output failed.
+        XCTAssertEqual(r.status, 1, r.stderr)
+        let last = try XCTUnwrap(r.stderr.split(separator: "\n").last.map(String.init))
+        XCTAssertTrue(last.hasPrefix("error: 1 of 2 outputs failed: \(file) complete; rtmp://127.0.0.1:\(port)/live/**** stopped: "), last)
+        XCTAssertTrue(last.hasSuffix(": Connection refused (check that the server is up and the URL is right)"), last)
     }
 
     /// TCP (FLV) and SRT with a passphrase (ASF) to ffmpeg listening on loopback; a third output to
@@ -122,7 +126,10 @@ final class NetworkTests: XCTestCase {
                                    "-f", "flv", "-o", "tcp://127.0.0.1:\(tcp)",
                                    "-f", "asf", "-o", "srt://127.0.0.1:\(srt)?passphrase=\(secret)",
                                    "-o", "srt://127.0.0.1:\(refusing)?passphrase=\(secret)"], timeout: 30)
-        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(r.status, 1, "one output failed: \(r.stderr)")
+        XCTAssertTrue(r.stderr.contains("error: 1 of 3 outputs failed: tcp://127.0.0.1:\(tcp) complete; "
+                                        + "srt://127.0.0.1:\(srt)?passphrase=**** complete; srt://127.0.0.1:\(refusing)?passphrase=**** stopped: "
+                                        + "gave up after 1 reconnect attempt: "), r.stderr)
         XCTAssertFalse(r.stderr.contains(key), "the passphrase is never printed, not even by FFmpeg's log: \(r.stderr)")
         XCTAssertTrue(r.stderr.contains("srt://127.0.0.1:\(refusing)?passphrase=**** stopped"), r.stderr)
         tcpViewer.wait(timeout: 10)
@@ -155,7 +162,13 @@ final class NetworkTests: XCTestCase {
         let file = "\(dir)/rec.flv"
         let r = try Tools.livemux(["record", "--size", "640x360", "--vbitrate", "4M", "-t", "8", "--output-queue", "32",
                                    "-o", file, "-f", "flv", "-o", "tcp://127.0.0.1:\(port)"], timeout: 40)
-        XCTAssertEqual(r.status, 0, r.stderr)
+        // Loopback buffers may take the rest (exit 0); if the write is still blocked 3 s after the
+        // end, the output never got its end, and the run says so and fails.
+        if r.status != 0 {
+            XCTAssertEqual(r.status, 1, r.stderr)
+            XCTAssertTrue(r.stderr.hasSuffix("error: 1 of 2 outputs failed: \(file) complete; tcp://127.0.0.1:\(port) stopped: "
+                                             + "abandoned, still sending 3 s after the end (the receiver reads too slowly)\n"), r.stderr)
+        }
         XCTAssertTrue(r.stderr.contains("output-dropped="), "drops are shown in the progress line: \(r.stderr)")
         XCTAssertLessThan(r.seconds, 8 + 6, "the stuck output is abandoned at the end, not waited for")
         XCTAssertEqual(try packetCounts(file).video, 240, "the recording lost nothing")

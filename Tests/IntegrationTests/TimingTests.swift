@@ -65,12 +65,12 @@ final class TimingTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         let lines = try Self.statsLines(stats)
         XCTAssertGreaterThanOrEqual(lines.count, 3, "one a second at real time, and a last one")
-        let times = lines.compactMap { $0["media_time"] as? Double }
+        let times = lines.compactMap { $0["media_time_s"] as? Double }
         XCTAssertEqual(times.count, lines.count)
         XCTAssertEqual(times, times.sorted())
         let last = try XCTUnwrap(lines.last)
-        XCTAssertEqual(try XCTUnwrap(last["media_time"] as? Double), 2.5, accuracy: 0.1)
-        for key in ["speed", "bitrate_kbps", "queue_depth", "av_offset_ms", "drift_corrections", "latency_ms", "output_bytes"] {
+        XCTAssertEqual(try XCTUnwrap(last["media_time_s"] as? Double), 2.5, accuracy: 0.1)
+        for key in ["speed_x", "bitrate_kbps", "queue_depth_packets", "av_offset_ms", "drift_corrections", "latency_ms", "output_bytes"] {
             XCTAssertNotNil(last[key], key)
         }
         let video = try XCTUnwrap(last["video"] as? [String: Any])

@@ -31,6 +31,12 @@ final class NetworkOptionsTests: XCTestCase {
         XCTAssertTrue(c.outputs.destinations.isEmpty, "serve needs no -o")
         XCTAssertEqual(try RecordCommand.parse(["--listen", "0.0.0.0:9000"], serving: true).configuration.outputs.listen,
                        ListenAddress(host: "0.0.0.0", port: 9000))
+        XCTAssertEqual(try RecordCommand.parse(["--listen", "0.0.0.0:9000"], serving: true).warnings,
+                       ["--listen 0.0.0.0:9000 is not loopback: anyone who can reach this machine can watch (use 127.0.0.1 to keep it local)"])
+        XCTAssertEqual(try RecordCommand.parse(["--listen", "[::]:9000"], serving: true).warnings.count, 1)
+        for local in ["localhost:9000", "[::1]:9000", "9000", ":9000"] {
+            XCTAssertEqual(try RecordCommand.parse(["--listen", local], serving: true).warnings, [], local)
+        }
         XCTAssertThrowsError(try RecordCommand.parse(["--listen", "nowhere"], serving: true))
         XCTAssertThrowsError(try RecordCommand.parse(["--listen", "127.0.0.1:8080", "-o", "a.flv"]), "--listen belongs to serve")
         XCTAssertThrowsError(try RecordCommand.parse([]), "record needs an output")

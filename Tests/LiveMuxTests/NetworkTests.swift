@@ -134,12 +134,13 @@ final class OutputQueueTests: XCTestCase {
 final class ReconnectPolicyTests: XCTestCase {
     func testBackoffDoublesUpToTheCapWithJitter() {
         let p = ReconnectPolicy(firstDelay: 0.5, maxDelay: 4, attempts: 5)
-        XCTAssertEqual(p.delay(beforeAttempt: 1, random: 0.999999), 0.5, accuracy: 0.001)
-        XCTAssertEqual(p.delay(beforeAttempt: 2, random: 0.999999), 1.0, accuracy: 0.001)
-        XCTAssertEqual(p.delay(beforeAttempt: 3, random: 0.999999), 2.0, accuracy: 0.001)
-        XCTAssertEqual(p.delay(beforeAttempt: 4, random: 0.999999), 4.0, accuracy: 0.001)
-        XCTAssertEqual(p.delay(beforeAttempt: 50, random: 0.999999), 4.0, accuracy: 0.001, "capped")
-        XCTAssertEqual(p.delay(beforeAttempt: 3, random: 0), 1.0, accuracy: 0.001, "jitter takes off at most half")
+        XCTAssertEqual(p.delay(beforeAttempt: 1, random: 0.5), 0.5, accuracy: 0.001, "the middle of the jitter is the delay asked for")
+        XCTAssertEqual(p.delay(beforeAttempt: 2, random: 0.5), 1.0, accuracy: 0.001)
+        XCTAssertEqual(p.delay(beforeAttempt: 3, random: 0.5), 2.0, accuracy: 0.001)
+        XCTAssertEqual(p.delay(beforeAttempt: 4, random: 0.5), 4.0, accuracy: 0.001)
+        XCTAssertEqual(p.delay(beforeAttempt: 50, random: 0.5), 4.0, accuracy: 0.001, "capped")
+        XCTAssertEqual(p.delay(beforeAttempt: 1, random: 0), 0.4, accuracy: 0.001, "jitter takes off at most 20%")
+        XCTAssertEqual(p.delay(beforeAttempt: 1, random: 0.999999), 0.6, accuracy: 0.001, "and adds at most 20%")
     }
 }
 
@@ -161,8 +162,17 @@ final class HTTPParsingTests: XCTestCase {
         XCTAssertEqual(ListenAddress.parse("8080"), ListenAddress(host: "127.0.0.1", port: 8080))
         XCTAssertEqual(ListenAddress.parse(":9000"), ListenAddress(host: "127.0.0.1", port: 9000))
         XCTAssertEqual(ListenAddress.parse("0.0.0.0:80"), ListenAddress(host: "0.0.0.0", port: 80))
-        for bad in ["", "x", "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:70000", "localhost:8080", "1.2.3:5"] {
+        XCTAssertEqual(ListenAddress.parse("localhost:8080"), ListenAddress(host: "127.0.0.1", port: 8080))
+        XCTAssertEqual(ListenAddress.parse("[::1]:8080"), ListenAddress(host: "::1", port: 8080))
+        XCTAssertEqual(ListenAddress.parse("127.0.0.1:0"), ListenAddress(host: "127.0.0.1", port: 0), "the kernel picks the port")
+        XCTAssertEqual(ListenAddress.parse("[::1]:8080")?.description, "[::1]:8080")
+        for bad in ["", "x", "127.0.0.1:", "127.0.0.1:70000", "example.com:8080", "1.2.3:5", "::1:8080", "[::1]8080",
+                    "[127.0.0.1]:80", "[::1:80", "127.0.0.1:+80", "127.0.0.1:٨٠"] {
             XCTAssertNil(ListenAddress.parse(bad), bad)
+        }
+        for (text, loopback) in [("8080", true), ("127.0.0.2:1", true), ("[::1]:1", true), ("localhost:1", true),
+                                 ("0.0.0.0:1", false), ("[::]:1", false), ("192.168.1.2:1", false), ("[::ffff:127.0.0.1]:1", false)] {
+            XCTAssertEqual(ListenAddress.parse(text)?.isLoopback, loopback, text)
         }
     }
 }

@@ -46,8 +46,11 @@ final class CaptureSource: @unchecked Sendable {
                 input = .demuxer(try InputDevice(format: spec.format, url: spec.url, options: spec.options.sorted { $0.key < $1.key }))
             }
         } catch let error as FFmpegError {
-            throw LiveMuxError.input("cannot open input '\(spec.description)': \(error.message)"
-                                     + " (check the device or path; `FORMAT:URL` such as lavfi:testsrc2 or v4l2:/dev/video0)")
+            throw ExplainedError("cannot open input '\(spec.description)': \(error.message)"
+                                 + " (check the device or path; `FORMAT:URL` such as lavfi:testsrc2 or v4l2:/dev/video0)", cause: error)
+        } catch let error as InputDevice.UnknownOption {
+            throw ExplainedError("input '\(spec.description)' has no option '\(error.key)' (--video-opt and --audio-opt take"
+                                 + " the options of the device or demuxer: ffmpeg -h demuxer=\(spec.format ?? "NAME"))", cause: error)
         } catch let problem as FilterGraph.Problem {
             throw LiveMuxError.input("cannot use '\(spec.description)' as a source: \(problem)")
         }

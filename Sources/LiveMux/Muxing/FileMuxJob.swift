@@ -77,12 +77,12 @@ public final class FileMuxJob: @unchecked Sendable {
         } else {
             if let path = c.video {
                 let d = try Self.open(path, fps: fps)
-                guard let v = d.bestStream(.video) else { throw LiveMuxError.input("\(path) has no video stream") }
+                guard let v = d.bestStream(.video) else { throw LiveMuxError.input("\(path) has no video stream (give H.264 or HEVC, elementary or in a container)") }
                 readers.append(Reader(device: d, video: v, audio: nil, rawVideo: Self.isRawVideo(d)))
             }
             if let path = c.audio {
                 let d = try Self.open(path, fps: fps)
-                guard let a = d.bestStream(.audio) else { throw LiveMuxError.input("\(path) has no audio stream") }
+                guard let a = d.bestStream(.audio) else { throw LiveMuxError.input("\(path) has no audio stream (give ADTS AAC or a container with AAC)") }
                 readers.append(Reader(device: d, video: nil, audio: a, rawVideo: false))
             }
         }
@@ -145,8 +145,9 @@ public final class FileMuxJob: @unchecked Sendable {
         if format == "h264" || format == "hevc" { options.append(("framerate", String(fps))) }
         do {
             return try InputDevice(format: format, url: path, options: options, reparse: false)
-        } catch {
-            throw LiveMuxError.input("cannot read \(path): \(error)")
+        } catch let error as FFmpegError {
+            throw ExplainedError("cannot read \(path): \(error.message) (give H.264/HEVC and AAC in a container such as MP4,"
+                                 + " MKV, FLV, ASF or TS, or elementary .h264, .h265 and .aac files)", cause: error)
         }
     }
 

@@ -41,6 +41,8 @@ final class MuxSession: @unchecked Sendable {
     private let muxDone = DispatchGroup()
     // Set in init and start (before any thread runs), then read only.
     private var routes: [Route]
+    /// The outputs in the order the user gave them, for the final line of their fates.
+    private let outputNames: [String]
     private var muxThread: MuxThread?
     private let lock = NSLock()
     private var producerFailure: Error?  // guarded by `lock`
@@ -85,11 +87,12 @@ final class MuxSession: @unchecked Sendable {
         }
         if let streams { try Self.makeWriters(&routes, streams, streamingASFPacketSize: streamingASFPacketSize) }
         self.routes = routes
+        outputNames = outputs.destinations.map(\.destination.description)
         server = try outputs.listen.map { try HTTPServer(address: $0, routes: hubs) }
         // Last, create the files: nothing is written unless everything before succeeded.
         for (i, destination) in placed {
             switch destination {
-            case .file(let path): self.routes[i].sinks.append(try FileSink(path: path))
+            case .file(let path): self.routes[i].sinks.append(try FileSink(path: path, overwrite: outputs.overwriteFiles))
             case .standardOutput: self.routes[i].sinks.append(StandardOutputSink())
             case .network(let url):
                 self.routes[i].sinks.append(NetworkSink(url: url, policy: outputs.reconnect, queueLimit: outputs.queueCapacity,
@@ -111,7 +114,8 @@ final class MuxSession: @unchecked Sendable {
     func start() {
         guard muxThread == nil else { return }
         let thread = MuxThread(outputs: routes.map { .init(writer: $0.writer!, sinks: $0.sinks) }, queue: queue,
-                               statistics: statistics, recycle: recycle, report: report)
+                               statistics: statistics, recycle: recycle,
+                               outputNames: outputNames.isEmpty ? nil : outputNames, report: report)
         muxThread = thread
         Self.spawn("livemux-mux", in: muxDone) { thread.run() }
         server?.start()
@@ -124,6 +128,9 @@ final class MuxSession: @unchecked Sendable {
     }
 
     var isStarted: Bool { muxThread != nil }
+
+    /// `livemux serve`: the URLs viewers can open (with the port bound, if 0 was asked for).
+    var viewerURLs: [String] { server?.viewerURLs ?? [] }
 
     /// The mux thread's first failure. Read it after the queue refused a packet (the queue's lock
     /// orders the mux thread's write before it) or after `finish`.
@@ -160,7 +167,7 @@ final class MuxSession: @unchecked Sendable {
 
     /// Waits until the mux thread has written every trailer (the producers must have ended their
     /// streams, or `cancel` been called), stops the server, and throws the first failure: a
-    /// producer's, else the mux thread's.
+    /// producer's, else the mux thread's, else every output's fate when some stopped early.
     func finish() throws {
         muxDone.wait()
         if isStarted { server?.stop() }
@@ -169,5 +176,6 @@ final class MuxSession: @unchecked Sendable {
         lock.unlock()
         if let failure { throw failure }
         if let failure = muxThread?.failure { throw failure }
+        if let partial = muxThread?.partialFailure { throw partial }
     }
 }

@@ -22,11 +22,16 @@ final class MuxThread: @unchecked Sendable {
 
     /// Where written packets go back to their reader (`livemux mux`); nil: they are freed here.
     private let recycle: PacketPool?
+    /// Every output's name (HTTP viewers' hubs aside), and why each one that stopped did.
+    private let outputNames: [String]
+    private var stoppedOutputs: [String: String] = [:]
 
-    init(outputs: [Output], queue: MuxQueue, statistics: Statistics, recycle: PacketPool? = nil,
+    /// - Parameter outputNames: the outputs in the order the user gave them (default: by muxer).
+    init(outputs: [Output], queue: MuxQueue, statistics: Statistics, recycle: PacketPool? = nil, outputNames: [String]? = nil,
          report: @escaping @Sendable (String) -> Void) {
         self.outputs = outputs
         self.recycle = recycle
+        self.outputNames = outputNames ?? outputs.flatMap(\.sinks).filter { !($0 is StreamHub) }.map(\.name)
         latency = DeliveryLatency(format: outputs.first?.writer.format ?? .flv)
         self.queue = queue
         self.statistics = statistics
@@ -97,11 +102,23 @@ final class MuxThread: @unchecked Sendable {
 
     private func dropSink(_ sink: ChunkSink, of i: Int, _ error: Error) {
         outputs[i].sinks.removeAll { $0 === sink }
+        var reason = ExplainedError.describe(error).message
+        // Network sinks' errors start with their (masked) name: say it once.
+        if reason.hasPrefix(sink.name + ": ") { reason.removeFirst(sink.name.count + 2) }
+        stoppedOutputs[sink.name] = reason
         if outputs.allSatisfy({ $0.sinks.isEmpty }) {
             fail(error)
         } else {
-            report("output \(sink.name) stopped: \(error)")
+            report("output \(sink.name) stopped: \(reason)")
         }
+    }
+
+    /// When some outputs stopped while others went on: one line with every output's fate (the
+    /// run then fails, so a script knows). Nil when all completed, or `failure` says why none did.
+    var partialFailure: Error? {
+        guard failure == nil, !stoppedOutputs.isEmpty else { return nil }
+        let fates = outputNames.map { name in stoppedOutputs[name].map { "\(name) stopped: \($0)" } ?? "\(name) complete" }
+        return LiveMuxError.output("\(stoppedOutputs.count) of \(outputNames.count) outputs failed: \(fates.joined(separator: "; "))")
     }
 
     private func fail(_ error: Error) {

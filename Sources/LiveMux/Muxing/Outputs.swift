@@ -12,6 +12,8 @@ public struct Outputs: Sendable {
     public var reconnect = ReconnectPolicy()
     /// Chunks each network output or HTTP viewer holds before dropping video (see OutputQueue).
     public var queueCapacity = 512
+    /// Replace output files that exist; when false, an existing regular file is an error.
+    public var overwriteFiles = true
 
     public init() {}
 

@@ -3,33 +3,6 @@ import Foundation
 import Glibc
 #endif
 
-/// Where `livemux serve` listens: `HOST:PORT`, loopback unless told otherwise.
-public struct ListenAddress: Sendable, Equatable {
-    public var host: String
-    public var port: UInt16
-
-    public init(host: String = "127.0.0.1", port: UInt16) {
-        self.host = host
-        self.port = port
-    }
-
-    /// `127.0.0.1:8080`, `0.0.0.0:8080`, `:8080` (loopback), `8080` (loopback). IPv4 only.
-    public static func parse(_ text: String) -> ListenAddress? {
-        var host = "127.0.0.1", portText = Substring(text)
-        if let colon = text.lastIndex(of: ":") {
-            let h = text[..<colon]
-            if !h.isEmpty { host = String(h) }
-            portText = text[text.index(after: colon)...]
-        }
-        guard let port = UInt16(portText), port > 0 else { return nil }
-        var addr = in_addr()
-        guard inet_pton(AF_INET, host, &addr) == 1 else { return nil }
-        return ListenAddress(host: host, port: port)
-    }
-
-    public var description: String { "\(host):\(port)" }
-}
-
 /// What a client asked for, from the request head. Pure parsing, unit-tested.
 struct HTTPRequest: Equatable {
     var method: String
@@ -67,27 +40,37 @@ final class HTTPServer: @unchecked Sendable {
     static let requestTimeoutSeconds = 5
 
     /// Binds and listens (so a busy port fails before anything is recorded); `start` accepts.
+    /// `address` is then the one bound: port 0 becomes the port the kernel chose.
     init(address: ListenAddress, routes: [String: StreamHub]) throws {
-        self.address = address
         self.routes = routes
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        guard let (family, bytes) = address.socketAddress() else {
+            throw LiveMuxError.invalid("cannot listen on \(address.description): not an IPv4 or IPv6 address")
+        }
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw LiveMuxError.output("cannot create a socket: \(String(cString: strerror(errno)))") }
         var yes: Int32 = 1
         setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
-        var sin = sockaddr_in()
-        sin.sin_family = sa_family_t(AF_INET)
-        sin.sin_port = address.port.bigEndian
-        inet_pton(AF_INET, address.host, &sin.sin_addr)
-        let bound = withUnsafePointer(to: &sin) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        // [::1] means IPv6 loopback only, not also IPv4 through mapped addresses.
+        if family == AF_INET6 { setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &yes, socklen_t(MemoryLayout<Int32>.size)) }
+        var storage = address.socketStorage(bytes)
+        let bound = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, address.socketLength) }
         }
         guard bound == 0, listen(fd, 64) == 0 else {
             let message = String(cString: strerror(errno))
             Glibc.close(fd)
             throw LiveMuxError.output("cannot listen on \(address.description): \(message) (choose another --listen port)")
         }
+        // The port sits at the same offset in sockaddr_in and sockaddr_in6.
+        var size = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &size) } }
+        let port = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) } }
+        self.address = ListenAddress(host: address.host, port: port)
         listener = fd
     }
+
+    /// The URL of each stream viewers can open, FLV first.
+    var viewerURLs: [String] { routes.keys.sorted { $0.hasSuffix(".flv") && !$1.hasSuffix(".flv") }.map { "http://\(address.description)\($0)" } }
 
     func start() {
         let thread = Thread { [self] in acceptLoop() }

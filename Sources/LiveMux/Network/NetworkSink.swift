@@ -33,6 +33,9 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
         return options
     }
 
+    /// How long `close` lets a slow output finish sending before abandoning its blocked write.
+    static let closeGraceSeconds = 3.0
+
     /// Schemes whose connection can be made again after it failed (udp has no connection).
     static let reconnectingSchemes: Set<String> = ["rtmp", "rtmps", "rtmpt", "rtmpe", "rtmpte", "rtmpts", "srt", "tcp"]
 
@@ -74,7 +77,7 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
         closing = true
         condition.broadcast()
         condition.unlock()
-        if finished.wait(timeout: .now() + 3) == .timedOut {
+        if finished.wait(timeout: .now() + Self.closeGraceSeconds) == .timedOut {
             interruption.interrupt()
             condition.lock(); condition.broadcast(); condition.unlock()
             finished.wait()
@@ -113,7 +116,7 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
                 continue
             }
             if everConnected || failures > 0 {
-                report("output \(name): connected again after \(failures) failed attempt(s)")
+                report("output \(name): connected again at reconnect attempt \(failures)")
                 // Whatever piled up while disconnected is stale: start at the newest keyframe.
                 condition.lock()
                 let before = queue.dropped
@@ -154,22 +157,27 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
     }
 
     /// Logs the failure and waits before the next attempt; false when the output is given up.
+    /// `failures` counts consecutive failed connections: the first, then each reconnect attempt.
     private func retry(after error: Error, failures: inout Int) -> Bool {
         failures += 1
         let message = Self.describe(error)
         condition.lock()
         let closing = self.closing
         condition.unlock()
-        if closing || interruption.isRequested || !reconnects || failures > policy.attempts {
+        let attempted = failures - 1
+        if closing || interruption.isRequested || !reconnects || attempted >= policy.attempts {
             // The mux thread reports this when `write` or `close` throws it, and drops the sink.
-            let why = reconnects && !closing ? "gave up after \(failures) attempt(s): " : ""
+            let tries = "\(attempted) reconnect attempt\(attempted == 1 ? "" : "s")"
+            let why = !reconnects ? "" : closing ? "not connected when the recording ended (\(tries)): " : attempted > 0 ? "gave up after \(tries): " : ""
             condition.lock()
-            failure = LiveMuxError.output("\(name): \(why)\(message) (check that the server is up and the URL is right)")
+            failure = interruption.isRequested
+                ? LiveMuxError.output("\(name): abandoned, still sending \(Int(Self.closeGraceSeconds)) s after the end (the receiver reads too slowly)")
+                : LiveMuxError.output("\(name): \(why)\(message) (check that the server is up and the URL is right)")
             condition.unlock()
             return false
         }
         let delay = policy.delay(beforeAttempt: failures, random: Double.random(in: 0..<1))
-        report("output \(name): \(message); reconnecting in \(String(format: "%.1f", delay)) s (attempt \(failures) of \(policy.attempts))")
+        report("output \(name): \(message); reconnect attempt \(failures) of \(policy.attempts) in \(String(format: "%.1f", delay)) s")
         condition.lock()
         let deadline = Date().addingTimeInterval(delay)
         while !self.closing && Date() < deadline { _ = condition.wait(until: deadline) }

@@ -26,8 +26,9 @@ public final class FileSink: ChunkSink, @unchecked Sendable {
     private let bufferLimit: Int
     private var closed = false
 
-    public init(path: String, bufferLimit: Int = 64 * 1024) throws {
-        fd = try FileDescriptor.create(path)
+    /// - Parameter overwrite: false refuses a regular file that exists (a device is still written).
+    public init(path: String, overwrite: Bool = true, bufferLimit: Int = 64 * 1024) throws {
+        fd = try FileDescriptor.create(path, overwrite: overwrite)
         name = path
         self.bufferLimit = bufferLimit
     }

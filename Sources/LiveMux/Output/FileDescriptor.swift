@@ -10,9 +10,19 @@ struct FileDescriptor: Sendable {
 
     static let standardOutput = FileDescriptor(raw: 1, name: "stdout")
 
-    /// Creates or truncates a file for writing.
-    static func create(_ path: String) throws -> FileDescriptor {
-        let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    /// Creates or truncates a file for writing; without `overwrite`, a regular file that exists
+    /// is left alone and refused (`O_EXCL`, so nothing is truncated even in a race).
+    static func create(_ path: String, overwrite: Bool = true) throws -> FileDescriptor {
+        var fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL), 0o644)
+        if fd < 0 && errno == EEXIST {
+            // A device or FIFO (/dev/null, a named pipe) is written, not overwritten.
+            var info = stat()
+            if stat(path, &info) == 0 && info.st_mode & S_IFMT != S_IFREG {
+                fd = open(path, O_WRONLY | O_CLOEXEC, 0o644)
+            } else {
+                throw LiveMuxError.output("\(path) exists, and overwriting it was not asked for")
+            }
+        }
         if fd < 0 {
             let reason = String(cString: strerror(errno))
             let hint = errno == ENOENT ? " (create the directory first)" : errno == EACCES || errno == EROFS ? " (choose a writable directory)" : ""

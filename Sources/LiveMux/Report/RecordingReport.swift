@@ -64,7 +64,7 @@ public struct RecordingReport: Sendable {
         do {
             input = try InputDevice(format: nil, url: path, options: [])
         } catch let error as FFmpegError {
-            throw LiveMuxError.input("cannot read '\(path)': \(error.message) (give a recording, such as one livemux record wrote)")
+            throw ExplainedError("cannot read '\(path)': \(error.message) (give a recording, such as one livemux record wrote)", cause: error)
         }
         var streams = input.streams.map { s in
             Stream(index: s.index, kind: s.mediaType == .video ? .video : s.mediaType == .audio ? .audio : nil,
@@ -146,6 +146,14 @@ public struct RecordingReport: Sendable {
         }
     }
 
+    /// How long a stream lasts: N packets at a regular interval last N intervals, the last one
+    /// too (last − first DTS is one interval short: 29.83 frames/s for 3 s at 30). 0 below 2 packets.
+    public func duration(of stream: Stream) -> Double {
+        let times = packets.lazy.filter { $0.stream == stream.index }.map(\.dts)
+        guard stream.packets > 1, let first = times.min(), let last = times.max(), last > first else { return 0 }
+        return (last - first) * Double(stream.packets) / Double(stream.packets - 1)
+    }
+
     /// Intervals between keyframes of the video stream, in seconds.
     public var keyframeIntervals: [Double] {
         guard let v = streams.first(where: { $0.kind == .video }) else { return [] }
@@ -161,23 +169,23 @@ public struct RecordingReport: Sendable {
             var line = "stream \(s.index): \(s.kind?.rawValue ?? "other") \(s.codec)"
             if s.kind == .video { line += " \(s.width)x\(s.height)" }
             if s.kind == .audio { line += " \(s.sampleRate) Hz \(s.channels) ch" }
-            let kbps = duration > 0 ? Double(s.bytes) * 8 / duration / 1000 : 0
+            let span = duration(of: s)
+            let kbps = span > 0 ? Double(s.bytes) * 8 / span / 1000 : 0
             line += String(format: ", %d packets, %.1f kbit/s", s.packets, kbps)
-            if s.kind == .video, duration > 0, s.packets > 1 {
-                line += String(format: ", %.2f frames/s", Double(s.packets - 1) / duration)
+            if s.kind == .video, span > 0 {
+                line += String(format: ", %.2f frames/s", Double(s.packets) / span)
             }
             lines.append(line)
         }
         if let v = streams.first(where: { $0.kind == .video }) {
             let first = packets.first { $0.stream == v.index }
-            var gop = "GOP: \(v.keyframes.count) keyframes"
+            var gop = "GOP: \(v.keyframes.count) keyframe\(v.keyframes.count == 1 ? "" : "s")"
             let intervals = keyframeIntervals
             if let lo = intervals.min(), let hi = intervals.max() {
                 let mean = intervals.reduce(0, +) / Double(intervals.count)
                 gop += hi - lo < 0.002 ? ", every \(seconds(mean))" : ", every \(seconds(lo)) to \(seconds(hi)) (mean \(seconds(mean)))"
-                if v.packets > 0, duration > 0 {
-                    gop += String(format: " = %.0f frames", mean * Double(v.packets - 1) / duration)
-                }
+                let span = duration(of: v)
+                if span > 0 { gop += String(format: " = %.0f frames", mean * Double(v.packets) / span) }
             }
             gop += first?.isKeyframe == true ? "; starts with a keyframe" : "; does NOT start with a keyframe"
             lines.append(gop)

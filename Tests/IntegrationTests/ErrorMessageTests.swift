@@ -1,0 +1,52 @@
+import Foundation
+import XCTest
+
+/// Input livemux cannot read is one `error:` line that names the problem and the fix, never
+/// FFmpeg's function names and raw codes; `-v` adds them on a `debug:` line (issue 18, item 11).
+final class ErrorMessageTests: XCTestCase {
+    var dir = ""
+
+    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
+    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
+
+    /// `avformat_open_input(...)`, `(-1094995529)`: what must not reach a person without -v.
+    func assertClean(_ stderr: String, mentions: String, file: StaticString = #filePath, line: UInt = #line) {
+        let lines = stderr.split(separator: "\n")
+        XCTAssertEqual(lines.count, 1, stderr, file: file, line: line)
+        XCTAssertTrue(stderr.hasPrefix("error: "), stderr, file: file, line: line)
+        XCTAssertTrue(stderr.contains(mentions), "\(stderr) should mention \(mentions)", file: file, line: line)
+        XCTAssertNil(stderr.range(of: #"\(-[0-9]+\)"#, options: .regularExpression), "raw code: \(stderr)", file: file, line: line)
+        XCTAssertNil(stderr.range(of: #"av[a-z]*_[a-z_0-9]+\("#, options: .regularExpression), "C function: \(stderr)", file: file, line: line)
+    }
+
+    func testUnreadableInputsAreExplained() throws {
+        let notes = "\(dir)/notes.txt", out = "\(dir)/out.asf"
+        try "just text\n".write(toFile: notes, atomically: true, encoding: .utf8)
+        let cases: [([String], String)] = [
+            (["mux", "--input", notes, "-o", out], "container such as MP4"),
+            (["mux", "--video", notes, "-o", out], "container such as MP4"),
+            (["mux", "--audio", notes, "-o", out], "container such as MP4"),
+            (["record", "--input", notes, "-o", out], "check the device or path"),
+            (["report", notes], "give a recording"),
+            (["record", "--video", "lavfi:testsrc", "--video-opt", "bogus=1", "-o", out], "has no option 'bogus'"),
+        ]
+        for (args, hint) in cases {
+            let r = try Tools.livemux(args, timeout: 15)
+            XCTAssertEqual(r.status, 1, "\(args): \(r.stderr)")
+            assertClean(r.stderr, mentions: hint)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out), "nothing written")
+    }
+
+    func testVerboseKeepsTheRawCall() throws {
+        let notes = "\(dir)/notes.txt"
+        try "just text\n".write(toFile: notes, atomically: true, encoding: .utf8)
+        let r = try Tools.livemux(["mux", "-v", "--input", notes, "-o", "\(dir)/out.asf"], timeout: 15)
+        XCTAssertEqual(r.status, 1)
+        let debug = try XCTUnwrap(r.stderr.split(separator: "\n").first { $0.hasPrefix("debug: ") }, r.stderr)
+        XCTAssertTrue(debug.contains("avformat_open_input(\(notes)): Invalid data found when processing input (-1094995529)"), String(debug))
+        XCTAssertTrue(r.stderr.hasSuffix("error: cannot read \(notes): Invalid data found when processing input"
+                                         + " (give H.264/HEVC and AAC in a container such as MP4, MKV, FLV, ASF or TS,"
+                                         + " or elementary .h264, .h265 and .aac files)\n"), r.stderr)
+    }
+}

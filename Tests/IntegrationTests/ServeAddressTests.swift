@@ -1,0 +1,51 @@
+import Foundation
+import XCTest
+
+/// `serve` says where viewers connect, once, and listens on IPv6 loopback and `localhost` too
+/// (issue 18, item 9). Port 0: the kernel picks a free port, and the printed URLs carry it.
+final class ServeAddressTests: XCTestCase {
+    var dir = ""
+
+    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
+    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
+
+    /// Runs `serve` for 4 s and reads /live.flv through the URL it printed.
+    func serveAndWatch(_ listen: String, expectHost: String) throws {
+        let log = "\(dir)/serve-\(UUID().uuidString).log"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        let serve = Process()
+        serve.executableURL = URL(fileURLWithPath: Tools.livemux)
+        serve.arguments = ["serve", "--listen", listen, "-t", "4", "--size", "160x120"]
+        serve.standardError = FileHandle(forWritingAtPath: log)!
+        serve.standardOutput = FileHandle.nullDevice
+        try serve.run()
+        defer { if serve.isRunning { serve.terminate() }; serve.waitUntilExit() }
+        var line: Substring?
+        let deadline = Date().addingTimeInterval(10)
+        while line == nil && Date() < deadline {
+            usleep(50_000)
+            line = (try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").first { $0.hasPrefix("serving viewers at ") }
+        }
+        let printed = try XCTUnwrap(line, "the URLs are printed at start")
+        let urls = printed.dropFirst("serving viewers at ".count).components(separatedBy: " and ")
+        XCTAssertEqual(urls.count, 2, String(printed))
+        let flv = try XCTUnwrap(urls.first)
+        XCTAssertTrue(flv.hasPrefix("http://\(expectHost):") && flv.hasSuffix("/live.flv"), flv)
+        XCTAssertFalse(flv.contains(":0/"), "the port bound, not 0: \(flv)")
+        XCTAssertEqual(urls.last, flv.replacingOccurrences(of: "/live.flv", with: "/live.asf"))
+        let out = "\(dir)/viewer-\(UUID().uuidString).flv"
+        let viewer = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-i", flv, "-c", "copy", "-f", "flv", out], timeout: 20)
+        XCTAssertEqual(viewer.status, 0, viewer.stderr)
+        XCTAssertGreaterThan(try Tools.probe(out).stream("video")?.packetCount ?? 0, 30)
+        XCTAssertEqual(try Tools.decodeErrors(out), "")
+        serve.waitUntilExit()
+        XCTAssertEqual(serve.terminationStatus, 0)
+        let text = try String(contentsOfFile: log, encoding: .utf8)
+        XCTAssertEqual(text.components(separatedBy: "serving viewers at").count, 2, "printed once: \(text)")
+        XCTAssertFalse(text.contains("warning:"), "loopback: no warning: \(text)")
+    }
+
+    func testIPv6Loopback() throws { try serveAndWatch("[::1]:0", expectHost: "[::1]") }
+
+    func testLocalhostIsIPv4Loopback() throws { try serveAndWatch("localhost:0", expectHost: "127.0.0.1") }
+}
