@@ -10,7 +10,7 @@ public struct MuxConfiguration: Sendable {
     /// An audio file: ADTS (`.aac`) or any container with AAC.
     public var audio: String?
     /// Frame rate of elementary video streams, which carry no timing (default 25, as FFmpeg's).
-    public var fps: Int?
+    public var fps: FrameRate?
     /// The container written.
     public var format: ContainerFormat = .asf
     /// Where it goes.
@@ -35,7 +35,7 @@ public final class FileMuxJob: @unchecked Sendable {
 
     private let readers: [Reader]
     private let muxer: Muxer
-    private let fps: Int
+    private let fps: FrameRate
     private let outputPath: String?
     private let group = DispatchGroup()
     /// Packets back from the mux thread, to read into again (one reader only: with two, each
@@ -53,7 +53,7 @@ public final class FileMuxJob: @unchecked Sendable {
         if c.input != nil && (c.video != nil || c.audio != nil) {
             throw LiveMuxError.invalid("--input carries both streams: use it alone, or --video and --audio instead")
         }
-        fps = c.fps ?? 25
+        fps = c.fps ?? Self.fallbackFrameRate
         var readers: [Reader] = []
         if let path = c.input {
             let d = try Self.open(path, fps: fps)
@@ -125,8 +125,11 @@ public final class FileMuxJob: @unchecked Sendable {
 
     private static func isRawVideo(_ d: InputDevice) -> Bool { d.formatName == "h264" || d.formatName == "hevc" }
 
+    /// FFmpeg's rate for elementary video that states none.
+    static let fallbackFrameRate = FrameRate(25)!
+
     /// Opens a file; elementary streams are named by extension, and raw video gets the frame rate.
-    private static func open(_ path: String, fps: Int) throws -> InputDevice {
+    private static func open(_ path: String, fps: FrameRate) throws -> InputDevice {
         guard FileManager.default.fileExists(atPath: path) else {
             throw LiveMuxError.input("\(path) does not exist")
         }
@@ -139,7 +142,7 @@ public final class FileMuxJob: @unchecked Sendable {
         case "aac", "adts": format = "aac"
         default: break
         }
-        if format == "h264" || format == "hevc" { options.append(("framerate", String(fps))) }
+        if format == "h264" || format == "hevc" { options.append(("framerate", fps.description)) }
         do {
             return try InputDevice(format: format, url: path, options: options, reparse: false)
         } catch {
@@ -196,7 +199,7 @@ public final class FileMuxJob: @unchecked Sendable {
                 }
                 if r.rawVideo {
                     // An elementary stream has no timing: frame n is at n / fps.
-                    try muxer.addVideo(packet, pts: videoFrames, timescale: Int32(fps), isKeyframe: packet.isKeyframe)
+                    try muxer.addVideo(packet, pts: videoFrames * Int64(fps.denominator), timescale: Int32(fps.numerator), isKeyframe: packet.isKeyframe)
                 } else {
                     let tb = v.timeBase
                     var dts = packet.dts != Timestamp.none ? packet.dts : packet.pts
