@@ -16,8 +16,9 @@ struct MuxCommand {
       --input FILE          the first video and first audio stream of any container (mp4, mkv, flv…)
       --video FILE          video: an elementary stream (.h264/.264, .h265/.hevc; Annex B) or a container
       --audio FILE          audio: ADTS (.aac) or a container with AAC
-      --fps N               frame rate of elementary video streams, which carry no timing:
-                            30, 29.97 (= 30000/1001) or 30000/1001 (default: 25)
+      --fps N               frame rate of elementary video streams, which carry no timestamps:
+                            30, 29.97 (= 30000/1001) or 30000/1001 (default: the rate their SPS
+                            or VPS timing info states, else 25 with a warning)
                             Audio is timed by its frame count (1024 samples a frame), never rounded.
 
     OUTPUT

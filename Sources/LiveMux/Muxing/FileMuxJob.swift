@@ -9,7 +9,8 @@ public struct MuxConfiguration: Sendable {
     public var video: String?
     /// An audio file: ADTS (`.aac`) or any container with AAC.
     public var audio: String?
-    /// Frame rate of elementary video streams, which carry no timing (default 25, as FFmpeg's).
+    /// Frame rate of elementary video streams, which carry no timestamps. Nil: the rate their
+    /// parameter sets state (SPS/VPS timing info), else 25 (as FFmpeg's) with a warning.
     public var fps: FrameRate?
     /// The container written.
     public var format: ContainerFormat = .asf
@@ -53,25 +54,25 @@ public final class FileMuxJob: @unchecked Sendable {
         if c.input != nil && (c.video != nil || c.audio != nil) {
             throw LiveMuxError.invalid("--input carries both streams: use it alone, or --video and --audio instead")
         }
-        fps = c.fps ?? Self.fallbackFrameRate
         var readers: [Reader] = []
         if let path = c.input {
-            let d = try Self.open(path, fps: fps)
+            let d = try Self.open(path, fps: c.fps)
             let v = d.bestStream(.video), a = d.bestStream(.audio)
             if v == nil && a == nil { throw LiveMuxError.input("\(path) has no video or audio stream") }
             readers.append(Reader(device: d, video: v, audio: a, rawVideo: Self.isRawVideo(d)))
         } else {
             if let path = c.video {
-                let d = try Self.open(path, fps: fps)
+                let d = try Self.open(path, fps: c.fps)
                 guard let v = d.bestStream(.video) else { throw LiveMuxError.input("\(path) has no video stream") }
                 readers.append(Reader(device: d, video: v, audio: nil, rawVideo: Self.isRawVideo(d)))
             }
             if let path = c.audio {
-                let d = try Self.open(path, fps: fps)
+                let d = try Self.open(path, fps: c.fps)
                 guard let a = d.bestStream(.audio) else { throw LiveMuxError.input("\(path) has no audio stream") }
                 readers.append(Reader(device: d, video: nil, audio: a, rawVideo: false))
             }
         }
+        fps = Self.frameRate(c, elementary: readers.first { $0.rawVideo }?.device, report: report)
         var videoDescription: VideoStreamDescription?
         var audioDescription: AudioStreamDescription?
         for r in readers {
@@ -125,11 +126,22 @@ public final class FileMuxJob: @unchecked Sendable {
 
     private static func isRawVideo(_ d: InputDevice) -> Bool { d.formatName == "h264" || d.formatName == "hevc" }
 
+    /// The rate elementary video is timed at: `--fps`, else what the stream states, else 25.
+    private static func frameRate(_ c: MuxConfiguration, elementary: InputDevice?, report: (String) -> Void) -> FrameRate {
+        if let given = c.fps { return given }
+        guard let device = elementary, let path = c.input ?? c.video else { return fallbackFrameRate }
+        if let stated = ElementaryFrameRate.read(path, hevc: device.formatName == "hevc").flatMap(FrameRate.init), stated.isSupported {
+            return stated
+        }
+        report("\(path) states no frame rate (no timing info in its parameter sets): timing it at \(fallbackFrameRate) fps; give --fps if that is wrong")
+        return fallbackFrameRate
+    }
+
     /// FFmpeg's rate for elementary video that states none.
     static let fallbackFrameRate = FrameRate(25)!
 
-    /// Opens a file; elementary streams are named by extension, and raw video gets the frame rate.
-    private static func open(_ path: String, fps: FrameRate) throws -> InputDevice {
+    /// Opens a file; elementary streams are named by extension, and raw video gets `--fps` if given.
+    private static func open(_ path: String, fps: FrameRate?) throws -> InputDevice {
         guard FileManager.default.fileExists(atPath: path) else {
             throw LiveMuxError.input("\(path) does not exist")
         }
@@ -142,7 +154,7 @@ public final class FileMuxJob: @unchecked Sendable {
         case "aac", "adts": format = "aac"
         default: break
         }
-        if format == "h264" || format == "hevc" { options.append(("framerate", fps.description)) }
+        if let fps, format == "h264" || format == "hevc" { options.append(("framerate", fps.description)) }
         do {
             return try InputDevice(format: format, url: path, options: options, reparse: false)
         } catch {
