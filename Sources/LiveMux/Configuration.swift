@@ -212,6 +212,6 @@ public struct RecordConfiguration: Sendable {
     public static func defaultAudioSource(_ a: AudioSettings) -> SourceSpec {
         let layout = (a.channels ?? AudioSettings.builtInChannels) == 1 ? "mono" : "stereo"
         return SourceSpec(format: "lavfi", url: "sine=frequency=440:sample_rate=\(a.sampleRate ?? AudioSettings.builtInSampleRate),"
-                          + "aformat=channel_layouts=\(layout)")
+                          + "aformat=sample_fmts=fltp:channel_layouts=\(layout)")
     }
 }

@@ -89,7 +89,7 @@ final class FormatResolutionTests: XCTestCase {
     /// The built-in sources are made in the default format, so they need no converting.
     func testBuiltInSourcesMakeTheDefaults() {
         XCTAssertEqual(RecordConfiguration.defaultVideoSource(VideoSettings()).url, "testsrc2=size=1280x720:rate=30")
-        XCTAssertEqual(RecordConfiguration.defaultAudioSource(AudioSettings()).url, "sine=frequency=440:sample_rate=48000,aformat=channel_layouts=stereo")
+        XCTAssertEqual(RecordConfiguration.defaultAudioSource(AudioSettings()).url, "sine=frequency=440:sample_rate=48000,aformat=sample_fmts=fltp:channel_layouts=stereo")
         var v = VideoSettings()
         (v.width, v.height, v.fps) = (320, 240, FrameRate(30000, 1001))
         XCTAssertEqual(RecordConfiguration.defaultVideoSource(v).url, "testsrc2=size=320x240:rate=30000/1001")
