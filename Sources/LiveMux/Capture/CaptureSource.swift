@@ -28,7 +28,7 @@ final class CaptureSource: @unchecked Sendable {
     }
     private var routes: [Int: Route] = [:]
     /// What the wanted streams say they deliver (size, rates, channels).
-    private(set) var format = SourceFormat()
+    let format: SourceFormat
     private var video: FrameConsumer?
     private var audio: FrameConsumer?
     private var paced: Bool

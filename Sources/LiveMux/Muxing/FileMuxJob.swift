@@ -130,10 +130,10 @@ public final class FileMuxJob: @unchecked Sendable {
     private static func frameRate(_ c: MuxConfiguration, elementary: InputDevice?, report: (String) -> Void) -> FrameRate {
         if let given = c.fps { return given }
         guard let device = elementary, let path = c.input ?? c.video else { return fallbackFrameRate }
-        if let stated = ElementaryFrameRate.read(path, hevc: device.formatName == "hevc").flatMap(FrameRate.init), stated.isSupported {
-            return stated
-        }
-        report("\(path) states no frame rate (no timing info in its parameter sets): timing it at \(fallbackFrameRate) fps; give --fps if that is wrong")
+        let stated = ElementaryFrameRate.read(path, hevc: device.formatName == "hevc").flatMap(FrameRate.init)
+        if let stated, stated.isSupported { return stated }
+        let problem = stated.map { "states \($0) fps, more than \(FrameRate.maxFramesPerSecond)" } ?? "states no frame rate (no timing info in its parameter sets)"
+        report("\(path) \(problem): timing it at \(fallbackFrameRate) fps; give --fps if that is wrong")
         return fallbackFrameRate
     }
 
