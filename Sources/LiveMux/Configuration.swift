@@ -98,8 +98,9 @@ public struct VideoSettings: Sendable, Equatable {
     /// makes `builtInWidth`x`builtInHeight`. Another size is scaled to.
     public var width: Int?
     public var height: Int?
-    /// Nil keeps the source's own rate (the built-in test source's: `builtInFrameRate`); another
-    /// rate is reached on the timeline's frame grid, by dropping or repeating frames.
+    /// Nil keeps the source's own rate (the built-in test source's: `builtInFrameRate`). At
+    /// another rate each frame takes its slot on the timeline's frame grid: a faster source's
+    /// extra frames are dropped, a slower one leaves slots empty.
     public var fps: FrameRate?
     public var bitRate = 2_000_000
     public var gopSeconds: Double = 2
