@@ -104,6 +104,12 @@ typedef struct lm_filter_api {
     void (* _Nonnull inout_free)(AVFilterInOut **inout);
     int (* _Nonnull buffersink_get_frame)(AVFilterContext *ctx, AVFrame *frame);
     AVRational (* _Nonnull buffersink_get_time_base)(const AVFilterContext *ctx);
+    /* What an output makes, known once the graph is configured. */
+    AVRational (* _Nonnull buffersink_get_frame_rate)(const AVFilterContext *ctx);
+    int (* _Nonnull buffersink_get_w)(const AVFilterContext *ctx);
+    int (* _Nonnull buffersink_get_h)(const AVFilterContext *ctx);
+    int (* _Nonnull buffersink_get_sample_rate)(const AVFilterContext *ctx);
+    int (* _Nonnull buffersink_get_channels)(const AVFilterContext *ctx);
 } lm_filter_api;
 
 static inline const char *lm_avfilter_soname(void) {
@@ -128,6 +134,11 @@ static inline const char *lm_load_filters(void) {
     LM_BIND(inout_free, avfilter_inout_free)
     LM_BIND(buffersink_get_frame, av_buffersink_get_frame)
     LM_BIND(buffersink_get_time_base, av_buffersink_get_time_base)
+    LM_BIND(buffersink_get_frame_rate, av_buffersink_get_frame_rate)
+    LM_BIND(buffersink_get_w, av_buffersink_get_w)
+    LM_BIND(buffersink_get_h, av_buffersink_get_h)
+    LM_BIND(buffersink_get_sample_rate, av_buffersink_get_sample_rate)
+    LM_BIND(buffersink_get_channels, av_buffersink_get_channels)
 #undef LM_BIND
     return NULL;
 }

@@ -27,6 +27,13 @@ public final class FilterGraph: @unchecked Sendable {
         public let index: Int
         public let mediaType: MediaType
         public let timeBase: Rational
+        /// Video: the frame rate (1/0 or 0/1 when variable or unknown) and size; 0 for audio.
+        public let frameRate: Rational
+        public let width: Int
+        public let height: Int
+        /// Audio: the sample rate and channel count; 0 for video.
+        public let sampleRate: Int
+        public let channels: Int
     }
 
     /// The function table, filled once; a failure to load says why.
@@ -94,8 +101,14 @@ public final class FilterGraph: @unchecked Sendable {
         self.api = api
         self.graph = graph
         self.sinks = sinks
-        // The time bases are known once the graph is configured.
-        outputs = types.indices.map { [api] in Output(index: $0, mediaType: types[$0], timeBase: Rational(api.buffersink_get_time_base(sinks[$0]))) }
+        // The time bases and formats are known once the graph is configured.
+        outputs = types.indices.map { [api] i in
+            let sink = sinks[i]
+            return Output(index: i, mediaType: types[i], timeBase: Rational(api.buffersink_get_time_base(sink)),
+                          frameRate: Rational(api.buffersink_get_frame_rate(sink)),
+                          width: Int(api.buffersink_get_w(sink)), height: Int(api.buffersink_get_h(sink)),
+                          sampleRate: Int(api.buffersink_get_sample_rate(sink)), channels: Int(api.buffersink_get_channels(sink)))
+        }
         waiting = sinks.map { _ in Frame() }
         hasWaiting = Array(repeating: false, count: sinks.count)
         ended = Array(repeating: false, count: sinks.count)

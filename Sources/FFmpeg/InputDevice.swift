@@ -8,8 +8,11 @@ public final class InputDevice: @unchecked Sendable {
         public let index: Int
         public let mediaType: MediaType
         public let timeBase: Rational
-        /// The stream's nominal frame rate (`avg_frame_rate`, else `r_frame_rate`); 0/1 when unknown.
-        public let frameRate: Rational
+        /// The lowest rate all its timestamps fit (`r_frame_rate`): the nominal rate of a
+        /// constant-rate stream, often the time base's (90000/1) for a variable one; 0/1 unknown.
+        public let baseFrameRate: Rational
+        /// Frames over duration (`avg_frame_rate`); 0/1 when unknown.
+        public let averageFrameRate: Rational
         public let parameters: CodecParameters
     }
 
@@ -87,13 +90,12 @@ public final class InputDevice: @unchecked Sendable {
         var list: [Stream] = []
         for i in 0..<Int(opened!.pointee.nb_streams) {
             let st = opened!.pointee.streams[i]!
-            var rate = Rational(st.pointee.avg_frame_rate)
-            if rate.num == 0 || rate.den == 0 { rate = Rational(st.pointee.r_frame_rate) }
-            if rate.den == 0 { rate = Rational(0, 1) }
+            let known = { (r: AVRational) in r.den == 0 ? Rational(0, 1) : Rational(r) }
             list.append(Stream(index: i,
                                mediaType: MediaType(st.pointee.codecpar.pointee.codec_type),
                                timeBase: Rational(st.pointee.time_base),
-                               frameRate: rate,
+                               baseFrameRate: known(st.pointee.r_frame_rate),
+                               averageFrameRate: known(st.pointee.avg_frame_rate),
                                parameters: try CodecParameters(copying: st.pointee.codecpar)))
         }
         streams = list

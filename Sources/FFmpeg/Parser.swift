@@ -15,6 +15,9 @@ public final class Parser: @unchecked Sendable {
         public var height: Int
         /// True for an IDR/IRAP picture.
         public var isKeyframe: Bool
+        /// Frames per second from the timing info of the parameter sets (H.264 SPS VUI: time_scale
+        /// / (2 · num_units_in_tick); HEVC VPS, else SPS VUI); nil when they carry none.
+        public var frameRate: Rational? = nil
     }
 
     /// A parser for H.264, or HEVC when `hevc` is true.
@@ -29,6 +32,9 @@ public final class Parser: @unchecked Sendable {
         }
         c.pointee.codec_type = AVMEDIA_TYPE_VIDEO
         c.pointee.codec_id = id
+        // H.264 counts time in fields: a frame is two ticks, as libavcodec's decoder sets, so the
+        // parser's frame rate is time_scale / (2 · num_units_in_tick).
+        c.pointee.ticks_per_frame = hevc ? 1 : 2
         parser = p
         codec = c
         // Every buffer we give is one whole access unit.
@@ -69,6 +75,9 @@ public final class Parser: @unchecked Sendable {
         }
         let w = parser.pointee.width > 0 ? parser.pointee.width : codec.pointee.width
         let h = parser.pointee.height > 0 ? parser.pointee.height : codec.pointee.height
-        return Info(width: Int(w), height: Int(h), isKeyframe: parser.pointee.key_frame == 1)
+        // The parsers set the rate only from timing info (h264_parser.c, hevc_parser.c).
+        let rate = codec.pointee.framerate
+        return Info(width: Int(w), height: Int(h), isKeyframe: parser.pointee.key_frame == 1,
+                    frameRate: rate.num > 0 && rate.den > 0 ? Rational(rate) : nil)
     }
 }

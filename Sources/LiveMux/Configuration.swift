@@ -94,9 +94,14 @@ public struct SourceSpec: Sendable, Equatable {
 
 public struct VideoSettings: Sendable, Equatable {
     public var codec: VideoCodec = .h264
-    public var width = 1280
-    public var height = 720
-    public var fps = 30
+    /// The frame size (both, or neither): nil keeps the source's own; the built-in test source
+    /// makes `builtInWidth`x`builtInHeight`. Another size is scaled to.
+    public var width: Int?
+    public var height: Int?
+    /// Nil keeps the source's own rate (the built-in test source's: `builtInFrameRate`). At
+    /// another rate each frame takes its slot on the timeline's frame grid: a faster source's
+    /// extra frames are dropped, a slower one leaves slots empty.
+    public var fps: FrameRate?
     public var bitRate = 2_000_000
     public var gopSeconds: Double = 2
     public var preset = "veryfast"
@@ -105,16 +110,25 @@ public struct VideoSettings: Sendable, Equatable {
 
     public init() {}
 
-    var gopFrames: Int { max(1, Int((gopSeconds * Double(fps)).rounded())) }
+    public static let builtInWidth = 1280
+    public static let builtInHeight = 720
+    public static let builtInFrameRate = FrameRate(30)!
 }
 
 public struct AudioSettings: Sendable, Equatable {
     public var codec: AudioCodec = .aac
-    public var sampleRate = 48_000
-    public var channels = 2
+    /// Nil keeps the source's own (the built-in tone's: `builtInSampleRate`), or the nearest
+    /// rate AAC takes; another rate is resampled to.
+    public var sampleRate: Int?
+    /// Nil keeps the source's own: mono or stereo, more is mixed down to stereo (the built-in
+    /// tone is stereo).
+    public var channels: Int?
     public var bitRate = 128_000
 
     public init() {}
+
+    public static let builtInSampleRate = 48_000
+    public static let builtInChannels = 2
 
     /// The rates AAC's sampling-frequency table has (8 to 96 kHz).
     public static let aacSampleRates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000]
@@ -183,12 +197,16 @@ public struct RecordConfiguration: Sendable {
     public var queueCapacity = 256
     public init() {}
 
-    /// The default sources: a 1280x720 test pattern and a 440 Hz tone, shaped by the settings.
+    /// The default sources: a test pattern and a 440 Hz tone made in the format the settings ask
+    /// for (by default 1280x720 at 30 fps, 48 kHz stereo), so nothing needs converting.
     public static func defaultVideoSource(_ v: VideoSettings) -> SourceSpec {
-        SourceSpec(format: "lavfi", url: "testsrc2=size=\(v.width)x\(v.height):rate=\(v.fps)")
+        let (width, height) = v.width.flatMap { w in v.height.map { (w, $0) } } ?? (VideoSettings.builtInWidth, VideoSettings.builtInHeight)
+        return SourceSpec(format: "lavfi", url: "testsrc2=size=\(width)x\(height):rate=\(v.fps ?? VideoSettings.builtInFrameRate)")
     }
 
     public static func defaultAudioSource(_ a: AudioSettings) -> SourceSpec {
-        SourceSpec(format: "lavfi", url: "sine=frequency=440:sample_rate=\(a.sampleRate)")
+        let layout = (a.channels ?? AudioSettings.builtInChannels) == 1 ? "mono" : "stereo"
+        return SourceSpec(format: "lavfi", url: "sine=frequency=440:sample_rate=\(a.sampleRate ?? AudioSettings.builtInSampleRate),"
+                          + "aformat=sample_fmts=fltp:channel_layouts=\(layout)")
     }
 }

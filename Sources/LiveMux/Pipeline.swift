@@ -51,10 +51,12 @@ public final class Pipeline: @unchecked Sendable {
         let queue = MuxQueue(streams: kinds, capacity: config.queueCapacity,
                              singleProducer: sources.count == 1 && kinds.count > 1, wakeBatch: unpaced ? 16 : 1, startAtZero: true)
         let timeline = Timeline(videoSetsBase: wantVideo, separateThreads: config.input == nil)
-        let video = try wantVideo ? VideoEncoder(settings: config.video, timeline: timeline, queue: queue,
-                                                 statistics: statistics, duration: config.duration, quiet: quiet) : nil
-        let audio = try wantAudio ? AudioEncoder(settings: config.audio, timeline: timeline, queue: queue,
-                                                 statistics: statistics, duration: config.duration) : nil
+        // Each stream keeps its source's format unless the options ask for another.
+        let sourceFormat = { (kind: StreamKind) in sources.first { $0.streamKinds.contains(kind) }?.format ?? SourceFormat() }
+        let video = try wantVideo ? VideoEncoder(settings: config.video, format: VideoFormat.resolve(config.video, source: sourceFormat(.video), report: report),
+                                                 timeline: timeline, queue: queue, statistics: statistics, duration: config.duration, quiet: quiet) : nil
+        let audio = try wantAudio ? AudioEncoder(settings: config.audio, format: AudioFormat.resolve(config.audio, source: sourceFormat(.audio), report: report),
+                                                 timeline: timeline, queue: queue, statistics: statistics, duration: config.duration) : nil
         var streams: [ContainerWriter.StreamDescription] = []
         if let video { streams.append(try video.streamDescription()) }
         if let audio { streams.append(try audio.streamDescription()) }

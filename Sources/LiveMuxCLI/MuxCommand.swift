@@ -19,7 +19,9 @@ struct MuxCommand {
       --input FILE          the first video and first audio stream of any container (mp4, mkv, flv…)
       --video FILE          video: an elementary stream (.h264/.264, .h265/.hevc; Annex B) or a container
       --audio FILE          audio: ADTS (.aac) or a container with AAC
-      --fps N               frame rate of elementary video streams, which carry no timing (default: 25)
+      --fps N               frame rate of elementary video streams, which carry no timestamps:
+                            30, 29.97 (= 30000/1001) or 30000/1001 (default: the rate their SPS
+                            or VPS timing info states, else 25 with a warning)
                             Audio is timed by its frame count (1024 samples a frame), never rounded.
 
     OUTPUT
@@ -56,7 +58,7 @@ struct MuxCommand {
             case "--input", "-i": c.input = try reader.value(for: opt)
             case "--video": c.video = try reader.value(for: opt)
             case "--audio": c.audio = try reader.value(for: opt)
-            case "--fps", "-r": c.fps = try Values.integer(try reader.value(for: opt), option: opt.name, range: 1...240)
+            case "--fps", "-r": c.fps = try Values.frameRate(try reader.value(for: opt), option: opt.name)
             case "-f", "--format": format = try Values.choice(try reader.value(for: opt), option: opt.name, as: ContainerFormat.self)
             case "-o", "--output":
                 guard output == nil else { throw UsageError("mux writes one output: give -o once") }

@@ -31,16 +31,20 @@ struct RecordCommand {
 
     VIDEO
       --vcodec h264|hevc    encoder: libx264 or libx265 (default: h264)
-      --size WxH            frame size, even (default: 1280x720)
-      --fps N               frames per second (default: 30)
+      --size WxH            frame size, even; scaled to (default: the source's; 1280x720 for the
+                            built-in test source)
+      --fps N               frames per second, 1 to 240: 30, 29.97 (= 30000/1001) or 30000/1001
+                            (default: the source's, or 30 if it has no fixed rate; 30 for the
+                            built-in test source)
       --vbitrate BPS        bit rate, such as 2M or 800k (default: 2M)
       --gop SECONDS         keyframe interval (default: 2)
       --preset NAME         encoder preset (default: veryfast); tuning is zerolatency, no B-frames
 
     AUDIO
       --acodec aac          encoder (default: aac, FFmpeg's native encoder)
-      --sample-rate HZ      8000 to 96000 (default: 48000)
-      --channels N          1 or 2 (default: 2)
+      --sample-rate HZ      an AAC rate, 8000 to 96000 (default: the source's, or the nearest
+                            rate AAC takes; 48000 for the built-in tone)
+      --channels N          1 or 2 (default: the source's, more mixed down to 2; 2 for the tone)
       --abitrate BPS        bit rate (default: 128k)
 
     OUTPUT
@@ -123,7 +127,7 @@ struct RecordCommand {
             case "--vcodec", "-c:v": c.video.codec = try Values.choice(try reader.value(for: opt), option: opt.name, as: VideoCodec.self)
             case "--size", "-s":
                 (c.video.width, c.video.height) = try Values.size(try reader.value(for: opt), option: opt.name)
-            case "--fps", "-r": c.video.fps = try Values.integer(try reader.value(for: opt), option: opt.name, range: 1...240)
+            case "--fps", "-r": c.video.fps = try Values.frameRate(try reader.value(for: opt), option: opt.name)
             case "--vbitrate", "-b:v": c.video.bitRate = try Values.bitRate(try reader.value(for: opt), option: opt.name)
             case "--gop":
                 c.video.gopSeconds = try Values.seconds(try reader.value(for: opt), option: opt.name)

@@ -1,4 +1,5 @@
 import Foundation
+import LiveMux
 
 /// Parsers for command-line values. Each throws a usage error naming the option and what it takes.
 enum Values {
@@ -25,6 +26,41 @@ enum Values {
             throw UsageError("\(option) takes a whole number from \(range.lowerBound) to \(range.upperBound), not '\(text)'")
         }
         return v
+    }
+
+    /// Frames per second, 1 to 240, as an exact fraction: `30`, `30000/1001`, or a decimal. A
+    /// decimal that is N/1.001 rounded to its digits, for a whole N (29.97, 23.976, 59.94), is the
+    /// NTSC rate N·1000/1001, as ffmpeg's `ntsc` is; any other decimal is exact (12.5 is 25/2).
+    static func frameRate(_ text: String, option: String) throws -> FrameRate {
+        let refusal = UsageError("\(option) takes frames per second from 1 to \(FrameRate.maxFramesPerSecond): a whole number (30), a fraction"
+                                 + " (30000/1001) or a decimal (29.97, which is 30000/1001), not '\(text)'")
+        let rate: FrameRate?
+        if let slash = text.firstIndex(of: "/") {
+            rate = Int(text[..<slash]).flatMap { n in Int(text[text.index(after: slash)...]).flatMap { FrameRate(n, $0) } }
+        } else {
+            rate = decimalRate(text)
+        }
+        guard let rate, rate.isSupported else { throw refusal }
+        return rate
+    }
+
+    /// Digits after the point a decimal rate may have (microframes: far finer than any real rate).
+    private static let maxDecimals = 6
+
+    /// `30`, `12.5`, `29.97`: digits with at most one point.
+    private static func decimalRate(_ text: String) -> FrameRate? {
+        let parts = text.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
+        let whole = parts[0], fraction = parts.count > 1 ? parts[1] : ""
+        guard !whole.isEmpty, whole.count <= 3, fraction.count <= maxDecimals, parts.count == 1 || !fraction.isEmpty,
+              (whole + fraction).allSatisfy({ $0.isASCII && $0.isNumber }), let digits = Int(whole + fraction) else { return nil }
+        var scale = 1
+        for _ in 0..<fraction.count { scale *= 10 }
+        // NTSC: N/1.001 rounded to the digits given is the text, and the text is not N itself.
+        let n = (digits * 1001 + 500 * scale) / (1000 * scale)
+        if fraction.count >= 2, digits % scale != 0, (n * 1000 * scale * 2 + 1001) / (1001 * 2) == digits {
+            return FrameRate(n * 1000, 1001)
+        }
+        return FrameRate(digits, scale)
     }
 
     /// Seconds, greater than zero.

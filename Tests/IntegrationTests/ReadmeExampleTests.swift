@@ -60,11 +60,13 @@ final class ReadmeExampleTests: XCTestCase {
             },
             Example(readme: "livemux record --video v4l2:/dev/video0 --audio pulse:default -o cam.flv",
                     skip: "needs a camera (/dev/video0) and a PulseAudio server"),
-            Example(readme: "livemux record --input 'lavfi:avsynctest=size=640x360:framerate=30:samplerate=48000[out0][out1]' -o sync.asf",
+            Example(readme: "livemux record --input 'lavfi:avsynctest=size=640x360:framerate=25:samplerate=44100[out0][out1]' -o sync.asf",
                     changes: [(" -o sync.asf", " -t 1 -o sync.asf")]) { d, _ in
+                // The comment's promise: the source keeps its own size, rate and sample rate.
                 let p = try Tools.probe("\(d)/sync.asf")
-                XCTAssertNotNil(p.stream("video"))
-                XCTAssertNotNil(p.stream("audio"))
+                XCTAssertEqual(p.stream("video")?.width, 640)
+                XCTAssertEqual(p.stream("video")?.packetCount, 25)
+                XCTAssertEqual(p.stream("audio")?.sample_rate, "44100")
                 try Self.decodes("\(d)/sync.asf")
             },
             Example(readme: "livemux record --vcodec hevc --size 1920x1080 --vbitrate 4M -o hevc.asf",
@@ -72,6 +74,11 @@ final class ReadmeExampleTests: XCTestCase {
                 // FFmpeg 5.1's ASF reader does not name HEVC: the decoder is given, as the example's comment does.
                 XCTAssertEqual(try Tools.probe("\(d)/hevc.asf").stream("video")?.packetCount, 15)
                 try Self.decodes("\(d)/hevc.asf", ["-vcodec", "hevc"])
+            },
+            Example(readme: "livemux record --fps 29.97 --size 640x360 -t 10 -o ntsc.asf", changes: [("-t 10", "-t 1")]) { d, _ in
+                let v = try XCTUnwrap(try Tools.probe("\(d)/ntsc.asf").stream("video"))
+                XCTAssertEqual(v.packetCount, 30, "1 s at 30000/1001 is 30 frames")
+                XCTAssertEqual(v.width, 640)
             },
             Example(readme: "livemux record --no-realtime -t 30 -o fast.asf", changes: [("-t 30", "-t 2")]) { d, _ in
                 XCTAssertEqual(try Tools.probe("\(d)/fast.asf").stream("video")?.packetCount, 60)
@@ -100,7 +107,7 @@ final class ReadmeExampleTests: XCTestCase {
                 let svg = try XCTUnwrap(FileManager.default.contents(atPath: "\(d)/live.svg"))
                 XCTAssertTrue(XMLParser(data: svg).parse())
             },
-            Example(readme: "livemux mux --video clip.h264 --audio clip.aac --fps 30 -o clip.flv",
+            Example(readme: "livemux mux --video clip.h264 --audio clip.aac -o clip.flv",
                     setup: ["ffmpeg -v error -f lavfi -i \(Self.sources) -c:a aac clip.mp4",
                             "ffmpeg -v error -i clip.mp4 -an -c copy -bsf:v h264_mp4toannexb clip.h264",
                             "ffmpeg -v error -i clip.mp4 -vn -c copy clip.aac"]) { d, _ in

@@ -7,7 +7,7 @@ final class MuxCommandTests: XCTestCase {
         let c = try MuxCommand.parse(["--video", "v.h264", "--audio", "a.aac", "--fps", "30", "-o", "out.flv", "-q"])
         XCTAssertEqual(c.configuration.video, "v.h264")
         XCTAssertEqual(c.configuration.audio, "a.aac")
-        XCTAssertEqual(c.configuration.fps, 30)
+        XCTAssertEqual(c.configuration.fps, FrameRate(30))
         XCTAssertEqual(c.configuration.outputs.destinations.first?.format, .flv, "from the file name")
         XCTAssertEqual(c.configuration.outputs.destinations.map(\.destination), [.file("out.flv")])
         XCTAssertTrue(c.quiet)

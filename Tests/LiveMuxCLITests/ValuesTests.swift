@@ -20,11 +20,53 @@ final class ValuesTests: XCTestCase {
         }
     }
 
+    /// Decimals and fractions are exact rationals; NTSC decimals are N·1000/1001 (issue 18, item 4).
+    func testFrameRates() throws {
+        let cases: [(String, Int, Int)] = [
+            ("30", 30, 1), ("29.97", 30000, 1001), ("30000/1001", 30000, 1001), ("23.976", 24000, 1001),
+            ("59.94", 60000, 1001), ("119.88", 120000, 1001), ("29.970", 30000, 1001), ("24000/1001", 24000, 1001),
+            ("12.5", 25, 2), ("25.50", 51, 2), ("30.0", 30, 1), ("30.00", 30, 1), ("29.9", 299, 10), ("60/2", 30, 1),
+            ("1", 1, 1), ("240", 240, 1), ("7.25", 29, 4),
+        ]
+        for (text, num, den) in cases {
+            let rate = try Values.frameRate(text, option: "--fps")
+            XCTAssertEqual(rate, FrameRate(num, den), text)
+            XCTAssertEqual(rate.numerator, num, text)
+            XCTAssertEqual(rate.denominator, den, text)
+        }
+        XCTAssertEqual(FrameRate(30000, 1001)?.description, "30000/1001")
+        XCTAssertEqual(FrameRate(60, 2)?.description, "30")
+        for bad in ["0", "0.5", "241", "240.01", "abc", "", "1/0", "0/1", "-30", "29.97.1", "1e3", "30/", "/2", ".5", "5.", "30 ", "１２",
+                    "30000/-1001", "99999999999/1", "29.9700001"] {
+            XCTAssertThrowsError(try Values.frameRate(bad, option: "--fps"), bad) { error in
+                XCTAssertTrue("\(error)".contains("--fps"), "\(error)")
+            }
+        }
+        let record = try RecordCommand.parse(["--fps", "29.97", "-o", "a.asf"]).configuration
+        XCTAssertEqual(record.video.fps, FrameRate(30000, 1001))
+        let mux = try MuxCommand.parse(["--video", "v.h264", "--fps", "30000/1001", "-o", "a.asf"]).configuration
+        XCTAssertEqual(mux.fps, FrameRate(30000, 1001))
+    }
+
+    /// Unset, size, rate, sample rate and channels keep the source's own (issue 18, item 2).
+    func testFormatOptionsUnsetByDefault() throws {
+        let c = try RecordCommand.parse(["-o", "a.asf"]).configuration
+        XCTAssertNil(c.video.width)
+        XCTAssertNil(c.video.fps)
+        XCTAssertNil(c.audio.sampleRate)
+        XCTAssertNil(c.audio.channels)
+        let given = try RecordCommand.parse(["--size", "320x240", "--fps", "25", "--sample-rate", "44100", "--channels", "1", "-o", "a.asf"]).configuration
+        XCTAssertEqual(given.video.width, 320)
+        XCTAssertEqual(given.video.height, 240)
+        XCTAssertEqual(given.audio.sampleRate, 44100)
+        XCTAssertEqual(given.audio.channels, 1)
+    }
+
     func testRecordOptions() throws {
         let c = try RecordCommand.parse(["-o", "a.asf", "-o", "b", "-f", "flv", "--fps", "25", "-t", "3"]).configuration
         XCTAssertEqual(c.outputs.destinations, [OutputSpec(destination: .file("a.asf"), format: .asf),
                                    OutputSpec(destination: .file("b"), format: .flv)])
-        XCTAssertEqual(c.video.fps, 25)
+        XCTAssertEqual(c.video.fps, FrameRate(25))
         XCTAssertEqual(c.duration, 3)
         XCTAssertThrowsError(try RecordCommand.parse(["--fps", "0", "-o", "a.asf"]))
         XCTAssertThrowsError(try RecordCommand.parse(["-t", "-1", "-o", "a.asf"]))

@@ -27,6 +27,8 @@ final class CaptureSource: @unchecked Sendable {
         let decoder: Decoder?
     }
     private var routes: [Int: Route] = [:]
+    /// What the wanted streams say they deliver (size, rates, channels).
+    let format: SourceFormat
     private var video: FrameConsumer?
     private var audio: FrameConsumer?
     private var paced: Bool
@@ -70,6 +72,12 @@ final class CaptureSource: @unchecked Sendable {
                                          + " (use --no-\(kind.rawValue) or give a --\(kind.rawValue) source)")
             }
             routes[index] = r
+        }
+        let wanted = routes
+        let chosen = { (kind: StreamKind) in wanted.first { $0.value.kind == kind }?.key }
+        switch input {
+        case .demuxer(let d): format = SourceFormat(video: chosen(.video).map { d.streams[$0] }, audio: chosen(.audio).map { d.streams[$0] })
+        case .filterGraph(let g): format = SourceFormat(video: chosen(.video).map { g.outputs[$0] }, audio: chosen(.audio).map { g.outputs[$0] })
         }
         // lavfi is a libavdevice "device" too, but it makes frames as fast as it is asked.
         if case .demuxer(let device) = input {

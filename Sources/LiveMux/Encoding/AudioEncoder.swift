@@ -7,6 +7,8 @@ import FFmpeg
 final class AudioEncoder: FrameConsumer, @unchecked Sendable {
     // Used by one capture thread only.
     let settings: AudioSettings
+    /// The rate and channels encoded at; every source is resampled to them.
+    let format: AudioFormat
     private let encoder: Encoder
     private let timeline: Timeline
     private let queue: MuxQueue
@@ -29,20 +31,22 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
     private var gaveUpWaiting = false
     private var nextInputTime: Int64?
 
-    init(settings: AudioSettings, timeline: Timeline, queue: MuxQueue, statistics: Statistics, duration: Double?) throws {
+    init(settings: AudioSettings, format: AudioFormat, timeline: Timeline, queue: MuxQueue, statistics: Statistics,
+         duration: Double?) throws {
         self.settings = settings
+        self.format = format
         var s = Encoder.Settings(codecName: settings.codec.encoderName, bitRate: settings.bitRate,
-                                 timeBase: Rational(1, Int32(settings.sampleRate)))
-        s.sampleRate = settings.sampleRate
-        s.channels = settings.channels
+                                 timeBase: Rational(1, Int32(format.sampleRate)))
+        s.sampleRate = format.sampleRate
+        s.channels = format.channels
         s.sampleFormat = .floatPlanar
         encoder = try Encoder(s)
         frameSize = encoder.frameSize > 0 ? encoder.frameSize : 1024
-        fifo = try AudioFIFO(format: .floatPlanar, channels: settings.channels, sampleRate: settings.sampleRate)
+        fifo = try AudioFIFO(format: .floatPlanar, channels: format.channels, sampleRate: format.sampleRate)
         self.timeline = timeline
         self.queue = queue
         self.statistics = statistics
-        sampleLimit = duration.map { Int64(($0 * Double(settings.sampleRate)).rounded()) }
+        sampleLimit = duration.map { Int64(($0 * Double(format.sampleRate)).rounded()) }
     }
 
     func streamDescription() throws -> ContainerWriter.StreamDescription {
@@ -101,7 +105,7 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
         lastCaptureTime = wallTime
         guard let converted = try resample(frame) else { return try encodeReady() }
         if writeSample == nil {
-            let start = Timestamp.rescale(time - base, from: .microseconds, to: Rational(1, Int32(settings.sampleRate)))
+            let start = Timestamp.rescale(time - base, from: .microseconds, to: Rational(1, Int32(format.sampleRate)))
             if start + Int64(converted.sampleCount) <= 0 {
                 statistics.countDropped(.audio)  // entirely before the start
                 return true
@@ -111,7 +115,7 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
         }
         if writeSample! >= 0 {
             // Where this frame lands against when it was captured: the audio clock's drift.
-            timeline.drift.audioObserved(timeline: Timestamp.rescale(writeSample!, from: Rational(1, Int32(settings.sampleRate)), to: .microseconds),
+            timeline.drift.audioObserved(timeline: Timestamp.rescale(writeSample!, from: Rational(1, Int32(format.sampleRate)), to: .microseconds),
                                          captured: time - base)
         }
         // Trim the part before the start of the timeline, and past the duration.
@@ -132,13 +136,13 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
 
     private func resample(_ frame: Frame) throws -> Frame? {
         let shape = (frame.sampleRate, frame.channelCount, frame.format)
-        if frame.sampleRate == settings.sampleRate, frame.channelCount == settings.channels,
+        if frame.sampleRate == format.sampleRate, frame.channelCount == format.channels,
            frame.format == SampleFormat.floatPlanar.rawValue, resampler == nil {
             return frame
         }
         if resampler == nil || resamplerInput! != shape {
             resampler = try Resampler(inputRate: frame.sampleRate, inputChannels: frame.channelCount, inputFormat: frame.format,
-                                      outputRate: settings.sampleRate, outputChannels: settings.channels,
+                                      outputRate: format.sampleRate, outputChannels: format.channels,
                                       outputFormat: .floatPlanar)
             resamplerInput = shape
         }

@@ -6,6 +6,8 @@ import FFmpeg
 final class VideoEncoder: FrameConsumer, @unchecked Sendable {
     // Used by one capture thread only.
     let settings: VideoSettings
+    /// The size and rate encoded at (the frame grid is 1/fps).
+    let format: VideoFormat
     private let encoder: Encoder
     private let timeline: Timeline
     private let queue: MuxQueue
@@ -18,15 +20,16 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
     private var captureTimes: [Int64: Int64] = [:]
     private(set) var isDone = false
 
-    init(settings: VideoSettings, timeline: Timeline, queue: MuxQueue, statistics: Statistics,
+    init(settings: VideoSettings, format: VideoFormat, timeline: Timeline, queue: MuxQueue, statistics: Statistics,
          duration: Double?, quiet: Bool) throws {
         self.settings = settings
+        self.format = format
         var s = Encoder.Settings(codecName: settings.codec.encoderName, bitRate: settings.bitRate,
-                                 timeBase: Rational(1, Int32(settings.fps)))
-        s.width = settings.width
-        s.height = settings.height
-        s.frameRate = Rational(Int32(settings.fps), 1)
-        s.gopSize = settings.gopFrames
+                                 timeBase: format.fps.frameDuration)
+        s.width = format.width
+        s.height = format.height
+        s.frameRate = format.fps.rational
+        s.gopSize = format.gopFrames(settings.gopSeconds)
         s.maxBFrames = 0  // ASF stamps payloads with DTS, so no frame may be reordered
         s.options = [("preset", settings.preset), ("tune", settings.tune)]
         // Parameter sets also before every keyframe, so a reader joining mid-stream can decode.
@@ -38,7 +41,7 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
         self.timeline = timeline
         self.queue = queue
         self.statistics = statistics
-        frameLimit = duration.map { Int64(($0 * Double(settings.fps)).rounded()) }
+        frameLimit = duration.map { format.fps.frames(in: $0) }
     }
 
     /// The parameters a muxer needs for this stream (with the SPS/PPS in extradata).
@@ -60,11 +63,11 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
         lastInputTime = time
         let base = timeline.videoSetsBase ? timeline.establish(at: time) : (timeline.origin ?? time)
         // Audio is the master clock: follow its drift (whole frames; see ClockDrift).
-        let correction = timeline.drift.videoCorrection(frameDuration: 1_000_000 / Double(settings.fps))
+        let correction = timeline.drift.videoCorrection(frameDuration: 1_000_000 / format.fps.framesPerSecond)
         let steppedForward = correction > lastCorrection
         lastCorrection = correction
         // The frame's slot on the output grid (1/fps), rounded to the nearest.
-        let pts = Timestamp.rescale(time - base + correction, from: .microseconds, to: Rational(1, Int32(settings.fps)))
+        let pts = Timestamp.rescale(time - base + correction, from: .microseconds, to: format.fps.frameDuration)
         if pts < 0 || pts <= lastPTS {
             statistics.countDropped(.video)  // before the start, or a second frame for one slot
             return true
@@ -77,12 +80,12 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
         let firstSlot = steppedForward && lastPTS >= 0 && pts - lastPTS == 2 ? lastPTS + 1 : pts
         lastPTS = pts
         let input: Frame
-        if frame.width == settings.width, frame.height == settings.height, frame.format == PixelFormat.yuv420p.rawValue {
+        if frame.width == format.width, frame.height == format.height, frame.format == PixelFormat.yuv420p.rawValue {
             input = frame
         } else {
             if scaler == nil || !scaler!.accepts(frame) {
                 scaler = try Scaler(fromWidth: frame.width, height: frame.height, format: frame.format,
-                                    toWidth: settings.width, height: settings.height, format: .yuv420p)
+                                    toWidth: format.width, height: format.height, format: .yuv420p)
             }
             input = try scaler!.scale(frame)
         }

@@ -9,8 +9,9 @@ public struct MuxConfiguration: Sendable {
     public var video: String?
     /// An audio file: ADTS (`.aac`) or any container with AAC.
     public var audio: String?
-    /// Frame rate of elementary video streams, which carry no timing (default 25, as FFmpeg's).
-    public var fps: Int?
+    /// Frame rate of elementary video streams, which carry no timestamps. Nil: the rate their
+    /// parameter sets state (SPS/VPS timing info), else 25 (as FFmpeg's) with a warning.
+    public var fps: FrameRate?
     /// Whether to succeed although more than 1% of a stream's packets were dropped.
     public var allowDrops = false
     /// Pace the packets at their own timestamps, as a live source would be (`ffmpeg -re`): what a
@@ -38,7 +39,7 @@ public final class FileMuxJob: @unchecked Sendable {
 
     private let readers: [Reader]
     private let muxer: Muxer
-    private let fps: Int
+    private let fps: FrameRate
     private let realtime: Bool
     /// The files written, so that one a failed job left empty is removed.
     private let outputPaths: [String]
@@ -65,27 +66,27 @@ public final class FileMuxJob: @unchecked Sendable {
         if c.input != nil && (c.video != nil || c.audio != nil) {
             throw LiveMuxError.invalid("--input carries both streams: use it alone, or --video and --audio instead")
         }
-        fps = c.fps ?? 25
         allowDrops = c.allowDrops
         realtime = c.realtime
         var readers: [Reader] = []
         if let path = c.input {
-            let d = try Self.open(path, fps: fps)
+            let d = try Self.open(path, fps: c.fps)
             let v = d.bestStream(.video), a = d.bestStream(.audio)
             if v == nil && a == nil { throw LiveMuxError.input("\(path) has no video or audio stream") }
             readers.append(Reader(device: d, video: v, audio: a, rawVideo: Self.isRawVideo(d)))
         } else {
             if let path = c.video {
-                let d = try Self.open(path, fps: fps)
+                let d = try Self.open(path, fps: c.fps)
                 guard let v = d.bestStream(.video) else { throw LiveMuxError.input("\(path) has no video stream (give H.264 or HEVC, elementary or in a container)") }
                 readers.append(Reader(device: d, video: v, audio: nil, rawVideo: Self.isRawVideo(d)))
             }
             if let path = c.audio {
-                let d = try Self.open(path, fps: fps)
+                let d = try Self.open(path, fps: c.fps)
                 guard let a = d.bestStream(.audio) else { throw LiveMuxError.input("\(path) has no audio stream (give ADTS AAC or a container with AAC)") }
                 readers.append(Reader(device: d, video: nil, audio: a, rawVideo: false))
             }
         }
+        fps = Self.frameRate(c, elementary: readers.first { $0.rawVideo }?.device, report: report)
         var videoDescription: VideoStreamDescription?
         var audioDescription: AudioStreamDescription?
         for r in readers {
@@ -128,8 +129,22 @@ public final class FileMuxJob: @unchecked Sendable {
 
     private static func isRawVideo(_ d: InputDevice) -> Bool { d.formatName == "h264" || d.formatName == "hevc" }
 
-    /// Opens a file; elementary streams are named by extension, and raw video gets the frame rate.
-    private static func open(_ path: String, fps: Int) throws -> InputDevice {
+    /// The rate elementary video is timed at: `--fps`, else what the stream states, else 25.
+    private static func frameRate(_ c: MuxConfiguration, elementary: InputDevice?, report: (String) -> Void) -> FrameRate {
+        if let given = c.fps { return given }
+        guard let device = elementary, let path = c.input ?? c.video else { return fallbackFrameRate }
+        let stated = ElementaryFrameRate.read(path, hevc: device.formatName == "hevc").flatMap(FrameRate.init)
+        if let stated, stated.isSupported { return stated }
+        let problem = stated.map { "states \($0) fps, more than \(FrameRate.maxFramesPerSecond)" } ?? "states no frame rate (no timing info in its parameter sets)"
+        report("\(path) \(problem): timing it at \(fallbackFrameRate) fps; give --fps if that is wrong")
+        return fallbackFrameRate
+    }
+
+    /// FFmpeg's rate for elementary video that states none.
+    static let fallbackFrameRate = FrameRate(25)!
+
+    /// Opens a file; elementary streams are named by extension, and raw video gets `--fps` if given.
+    private static func open(_ path: String, fps: FrameRate?) throws -> InputDevice {
         guard FileManager.default.fileExists(atPath: path) else {
             throw LiveMuxError.input("\(path) does not exist")
         }
@@ -142,7 +157,7 @@ public final class FileMuxJob: @unchecked Sendable {
         case "aac", "adts": format = "aac"
         default: break
         }
-        if format == "h264" || format == "hevc" { options.append(("framerate", String(fps))) }
+        if let fps, format == "h264" || format == "hevc" { options.append(("framerate", fps.description)) }
         do {
             return try InputDevice(format: format, url: path, options: options, reparse: false)
         } catch let error as FFmpegError {

@@ -15,7 +15,7 @@ struct InputTimeline {
     private let videoIndex: Int?
     private let audioIndex: Int?
     /// Elementary video: frame n is at n / fps.
-    private let elementaryRate: Int32?
+    private let elementaryRate: FrameRate?
     /// Container video: its time base, and the origin in it.
     private let videoBase: Rational
     private let videoOrigin: Int64
@@ -38,10 +38,10 @@ struct InputTimeline {
     }
 
     /// - Parameter leading: the file's first packets in read order (see `hasEnough`).
-    init(video: InputDevice.Stream?, audio: InputDevice.Stream?, rawVideo: Bool, fps: Int, leading: [Packet]) {
+    init(video: InputDevice.Stream?, audio: InputDevice.Stream?, rawVideo: Bool, fps: FrameRate, leading: [Packet]) {
         videoIndex = video?.index
         audioIndex = audio?.index
-        elementaryRate = video != nil && rawVideo ? Int32(fps) : nil
+        elementaryRate = video != nil && rawVideo ? fps : nil
         videoBase = video?.timeBase ?? .milliseconds
         sampleRate = Int32(audio?.parameters.sampleRate ?? 1)
         var origin: (Int64, Rational)? = nil
@@ -93,7 +93,8 @@ struct InputTimeline {
     mutating func video(_ packet: Packet) -> (pts: Int64, dts: Int64, timescale: Int32)? {
         if let fps = elementaryRate {
             defer { videoFrames += 1 }
-            return (videoFrames, videoFrames, fps)
+            let t = videoFrames * Int64(fps.denominator)
+            return (t, t, Int32(fps.numerator))
         }
         var pts = packet.pts, dts = packet.dts
         if derived != nil {
