@@ -101,7 +101,8 @@ public enum CLI {
     private static func supervise(quiet: Bool, snapshot: @escaping @Sendable () -> StatisticsSnapshot,
                                   stop: @escaping @Sendable () -> Void, wait: () throws -> Void,
                                   start: () -> Void) -> ExitCode {
-        _ = SignalHandling(onFirst: stop)
+        let signals = SignalHandling(onFirst: stop)
+        defer { signals.finish() }
         let progress = quiet ? nil : ProgressLine(snapshot: snapshot)
         start()
         progress?.start()
