@@ -56,6 +56,7 @@ public final class FilterGraph: @unchecked Sendable {
         }
         var sinks: [UnsafeMutablePointer<AVFilterContext>] = []
         var types: [MediaType] = []
+        let waiting: [Frame]
         do {
             try check(api.graph_parse_ptr(graph, description, &inputs, &opened, nil), "avfilter_graph_parse_ptr(\(description))")
             if inputs != nil { throw Problem.unconnectedInput }
@@ -86,6 +87,7 @@ public final class FilterGraph: @unchecked Sendable {
             }
             if sinks.isEmpty { throw Problem.noOutput }
             try check(api.graph_config(graph, nil), "avfilter_graph_config(\(description))")
+            waiting = try sinks.map { _ in try Frame() }
         } catch {
             var failed: UnsafeMutablePointer<AVFilterGraph>? = graph
             api.graph_free(&failed)
@@ -96,7 +98,7 @@ public final class FilterGraph: @unchecked Sendable {
         self.sinks = sinks
         // The time bases are known once the graph is configured.
         outputs = types.indices.map { [api] in Output(index: $0, mediaType: types[$0], timeBase: Rational(api.buffersink_get_time_base(sinks[$0]))) }
-        waiting = sinks.map { _ in Frame() }
+        self.waiting = waiting
         hasWaiting = Array(repeating: false, count: sinks.count)
         ended = Array(repeating: false, count: sinks.count)
     }

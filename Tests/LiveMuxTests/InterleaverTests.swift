@@ -7,7 +7,7 @@ final class InterleaverTests: XCTestCase {
     let audioBase = Rational(1, 48000)
 
     func packet(_ stream: StreamKind, _ dts: Int64, promise: Int64? = nil) -> EncodedPacket {
-        let p = Packet()
+        let p = try! Packet()
         p.dts = dts
         p.pts = dts
         return EncodedPacket(stream: stream, packet: p, timeBase: stream == .video ? videoBase : audioBase,

@@ -188,7 +188,7 @@ public final class FileMuxJob: @unchecked Sendable {
         while !isStopped {
             // Each packet is handed over to the muxer as it was read: no copy of its payload.
             if spare.isEmpty { pool?.takeAll(into: &spare) }
-            let packet = spare.popLast() ?? Packet()
+            let packet = try spare.popLast() ?? Packet()
             guard try r.device.read(into: packet) else { break }
             if let v = r.video, packet.streamIndex == v.index {
                 if let sets = packet.newExtradata {
