@@ -39,8 +39,8 @@ final class SignalTests: XCTestCase {
         }
     }
 
-    /// A second SIGINT 50 ms after the first is the same stop: the file is finished (the stop is
-    /// held up by a second output to a pipe nobody reads, until that reader goes).
+    /// SIGINTs microseconds and 50 ms after the first are the same stop: the file is finished (the
+    /// stop is held up by a second output to a pipe nobody reads, until that reader goes).
     func testSecondSIGINTWithinTheWindowIsTheSameStop() throws {
         let path = "\(dir)/twice.asf"
         let r = try recordHeldByAReader(file: path, gap: 0.05)
@@ -63,10 +63,11 @@ final class SignalTests: XCTestCase {
     }
 
     /// Records (to `file` too, if given) with FLV to a pipe nobody reads, so the recording cannot
-    /// end by itself; after 2 s sends SIGINT, and again `gap` seconds later (`afterSecond` runs
-    /// then), then lets the reader go. Returns livemux's exit status and stderr.
+    /// end by itself; after 2 s sends SIGINT twice back to back (as `timeout` does), and again
+    /// `gap` seconds later (`afterLast` runs then), then lets the reader go. Returns livemux's
+    /// exit status and stderr.
     private func recordHeldByAReader(file: String?, gap: Double,
-                                     afterSecond: @escaping () -> Void = {}) throws -> (status: String, stderr: String) {
+                                     afterLast: @escaping () -> Void = {}) throws -> (status: String, stderr: String) {
         let pidFile = "\(dir)/pid", status = "\(dir)/status", readerPid = "\(dir)/reader-pid", errors = "\(dir)/stderr"
         let fileOutput = file.map { "-o \($0) " } ?? ""
         let script = "(sh -c 'echo $$ > \(pidFile); exec \"\(Tools.livemux)\" record --size 320x240 \(fileOutput)-f flv -o - 2> \(errors)';"
@@ -76,9 +77,10 @@ final class SignalTests: XCTestCase {
             guard let pid = try? String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
                   let p = Int32(pid) else { return XCTFail("no pid") }
             kill(p, SIGINT)
+            kill(p, SIGINT)
             Thread.sleep(forTimeInterval: gap)
             kill(p, SIGINT)
-            afterSecond()
+            afterLast()
             // Give it time to exit (it should not, within the window), then stop the reader too.
             for _ in 0..<20 where !FileManager.default.fileExists(atPath: status) { Thread.sleep(forTimeInterval: 0.05) }
             if let reader = try? String(contentsOfFile: readerPid, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
