@@ -18,8 +18,9 @@ final class ProgressLine: @unchecked Sendable {
     }
 
     func start() {
-        timer.setEventHandler { [self] in
-            guard !finished else { return }
+        // Weak: the timer is ours, and a strong self would keep both, and the job, to the exit.
+        timer.setEventHandler { [weak self] in
+            guard let self, !finished else { return }
             Terminal.write(Terminal.stderrIsTerminal ? "\r\(Self.format(snapshot()))\u{1B}[K" : Self.format(snapshot()) + "\n")
         }
         timer.resume()
