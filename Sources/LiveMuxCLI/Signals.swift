@@ -67,7 +67,9 @@ final class SignalHandling: @unchecked Sendable {
             }
             if now - firstAt < Self.repeatWindowNanoseconds { continue }
             Terminal.error("interrupted again: exiting without finishing the outputs")
-            exit(130)
+            // _exit: at once, without exit handlers (such as a sanitizer's leak check of the job
+            // still running); outputs go out with write/writev, so nothing of ours waits in stdio.
+            _exit(130)
         }
     }
 }
