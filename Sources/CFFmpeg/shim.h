@@ -47,7 +47,9 @@ typedef void (*lm_log_line_sink)(int level, const char *line);
 /* Function-local statics: Swift's importer emits these with the function, not file-scope statics. */
 static inline lm_log_line_sink *lm_log_sink_slot(void) { static lm_log_line_sink slot; return &slot; }
 static inline void lm_log_redirect_callback(void *avcl, int level, const char *fmt, va_list vl) {
-    static int print_prefix = 1;
+    /* Whether the next line starts with its "[name @ 0x…]" prefix: a line may be logged in pieces,
+     * and every thread logs, so each thread keeps its own (thread-local, not a shared static). */
+    static _Thread_local int print_prefix = 1;
     lm_log_line_sink sink = *lm_log_sink_slot();
     if (level > av_log_get_level() || !sink) return;
     char line[2048];

@@ -40,7 +40,7 @@ public final class BitstreamFilter: @unchecked Sendable {
 
     /// The next filtered packet, `.needsInput` when the filter wants another, `.endOfStream` after a drain.
     public func receive() throws -> Received<Packet> {
-        let packet = Packet()
+        let packet = try Packet()
         return try received(av_bsf_receive_packet(context, packet.pointer), packet, "av_bsf_receive_packet(\(name))")
     }
 
@@ -63,7 +63,7 @@ extension CodecParameters {
     /// Parameters for an H.264 or HEVC stream that carries `extradata` (Annex B parameter sets or
     /// an avcC/hvcC record), for a muxer or a bitstream filter.
     public static func video(hevc: Bool, width: Int, height: Int, extradata: [UInt8]) throws -> CodecParameters {
-        let p = CodecParameters()
+        let p = try CodecParameters()
         p.pointer.pointee.codec_type = AVMEDIA_TYPE_VIDEO
         p.pointer.pointee.codec_id = hevc ? AV_CODEC_ID_HEVC : AV_CODEC_ID_H264
         p.pointer.pointee.width = Int32(width)
@@ -74,7 +74,7 @@ extension CodecParameters {
 
     /// Parameters for an AAC stream with its AudioSpecificConfig as extradata.
     public static func aac(sampleRate: Int, channels: Int, extradata: [UInt8]) throws -> CodecParameters {
-        let p = CodecParameters()
+        let p = try CodecParameters()
         p.pointer.pointee.codec_type = AVMEDIA_TYPE_AUDIO
         p.pointer.pointee.codec_id = AV_CODEC_ID_AAC
         p.pointer.pointee.sample_rate = Int32(sampleRate)

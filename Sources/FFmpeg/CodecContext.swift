@@ -18,13 +18,13 @@ public final class CodecParameters: @unchecked Sendable {
     // Immutable after creation, so sharing it between threads is safe.
     let pointer: UnsafeMutablePointer<AVCodecParameters>
 
-    init() {
-        guard let p = avcodec_parameters_alloc() else { fatalError("avcodec_parameters_alloc: out of memory") }
+    init() throws {
+        guard let p = avcodec_parameters_alloc() else { throw outOfMemory("avcodec_parameters_alloc") }
         pointer = p
     }
 
     convenience init(copying source: UnsafePointer<AVCodecParameters>) throws {
-        self.init()
+        try self.init()
         try check(avcodec_parameters_copy(pointer, source), "avcodec_parameters_copy")
     }
 
@@ -82,7 +82,7 @@ public class CodecContext: @unchecked Sendable {
 
     /// The stream parameters this codec produces (for an encoder) or consumes (for a decoder).
     public func parameters() throws -> CodecParameters {
-        let p = CodecParameters()
+        let p = try CodecParameters()
         try check(avcodec_parameters_from_context(p.pointer, context), "avcodec_parameters_from_context")
         return p
     }
@@ -182,7 +182,7 @@ public final class Encoder: CodecContext, @unchecked Sendable {
     }
 
     public func receive() throws -> Received<Packet> {
-        let packet = Packet()
+        let packet = try Packet()
         return try received(avcodec_receive_packet(context, packet.pointer), packet, "avcodec_receive_packet")
     }
 }

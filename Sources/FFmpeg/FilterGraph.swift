@@ -63,6 +63,7 @@ public final class FilterGraph: @unchecked Sendable {
         }
         var sinks: [UnsafeMutablePointer<AVFilterContext>] = []
         var types: [MediaType] = []
+        let waiting: [Frame]
         do {
             try check(api.graph_parse_ptr(graph, description, &inputs, &opened, nil), "avfilter_graph_parse_ptr(\(description))")
             if inputs != nil { throw Problem.unconnectedInput }
@@ -93,6 +94,7 @@ public final class FilterGraph: @unchecked Sendable {
             }
             if sinks.isEmpty { throw Problem.noOutput }
             try check(api.graph_config(graph, nil), "avfilter_graph_config(\(description))")
+            waiting = try sinks.map { _ in try Frame() }
         } catch {
             var failed: UnsafeMutablePointer<AVFilterGraph>? = graph
             api.graph_free(&failed)
@@ -109,7 +111,7 @@ public final class FilterGraph: @unchecked Sendable {
                           width: Int(api.buffersink_get_w(sink)), height: Int(api.buffersink_get_h(sink)),
                           sampleRate: Int(api.buffersink_get_sample_rate(sink)), channels: Int(api.buffersink_get_channels(sink)))
         }
-        waiting = sinks.map { _ in Frame() }
+        self.waiting = waiting
         hasWaiting = Array(repeating: false, count: sinks.count)
         ended = Array(repeating: false, count: sinks.count)
     }

@@ -4,8 +4,8 @@ import CFFmpeg
 public final class Frame: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<AVFrame>
 
-    public init() {
-        guard let f = av_frame_alloc() else { fatalError("av_frame_alloc: out of memory") }
+    public init() throws {
+        guard let f = av_frame_alloc() else { throw outOfMemory("av_frame_alloc") }
         pointer = f
     }
 
@@ -18,7 +18,7 @@ public final class Frame: @unchecked Sendable {
 
     /// A new frame sharing this one's buffers (`av_frame_ref`).
     public func reference() throws -> Frame {
-        let other = Frame()
+        let other = try Frame()
         try check(av_frame_ref(other.pointer, pointer), "av_frame_ref")
         return other
     }
@@ -39,7 +39,7 @@ public final class Frame: @unchecked Sendable {
 
     /// Allocates video planes of the given size in yuv420p-style `format`.
     public static func video(width: Int, height: Int, pixelFormat: PixelFormat) throws -> Frame {
-        let frame = Frame()
+        let frame = try Frame()
         frame.pointer.pointee.width = Int32(width)
         frame.pointer.pointee.height = Int32(height)
         frame.pointer.pointee.format = pixelFormat.rawValue
@@ -49,7 +49,7 @@ public final class Frame: @unchecked Sendable {
 
     /// Allocates an audio frame of `samples` samples.
     public static func audio(samples: Int, format: SampleFormat, sampleRate: Int, channels: Int) throws -> Frame {
-        let frame = Frame()
+        let frame = try Frame()
         frame.pointer.pointee.nb_samples = Int32(samples)
         frame.pointer.pointee.format = format.rawValue
         frame.pointer.pointee.sample_rate = Int32(sampleRate)

@@ -77,28 +77,31 @@ public final class InputDevice: @unchecked Sendable {
         if !reparse && Self.wholeFrameFormats.contains(formatName) {
             opened!.pointee.flags |= AVFMT_FLAG_NOPARSE | AVFMT_FLAG_NOFILLIN
         }
-        // Devices describe their streams in read_header; files need probing — except an MP4 that
-        // is only remuxed: its header holds every codec parameter, and probing decodes frames.
-        if !isDevice && !(!reparse && formatName == Self.mp4Format) {
-            do {
+        // Swift skips deinit when init throws before every property is set: close it here.
+        do {
+            // Devices describe their streams in read_header; files need probing — except an MP4 that
+            // is only remuxed: its header holds every codec parameter, and probing decodes frames.
+            if !isDevice && !(!reparse && formatName == Self.mp4Format) {
                 try check(avformat_find_stream_info(opened, nil), "avformat_find_stream_info(\(url))")
-            } catch {
-                avformat_close_input(&context)
-                throw error
             }
+            streams = try Self.streams(of: opened!)
+        } catch {
+            avformat_close_input(&context)
+            throw error
         }
-        var list: [Stream] = []
-        for i in 0..<Int(opened!.pointee.nb_streams) {
-            let st = opened!.pointee.streams[i]!
+    }
+
+    private static func streams(of context: UnsafeMutablePointer<AVFormatContext>) throws -> [Stream] {
+        try (0..<Int(context.pointee.nb_streams)).map { i in
+            let st = context.pointee.streams[i]!
             let known = { (r: AVRational) in r.den == 0 ? Rational(0, 1) : Rational(r) }
-            list.append(Stream(index: i,
-                               mediaType: MediaType(st.pointee.codecpar.pointee.codec_type),
-                               timeBase: Rational(st.pointee.time_base),
-                               baseFrameRate: known(st.pointee.r_frame_rate),
-                               averageFrameRate: known(st.pointee.avg_frame_rate),
-                               parameters: try CodecParameters(copying: st.pointee.codecpar)))
+            return Stream(index: i,
+                          mediaType: MediaType(st.pointee.codecpar.pointee.codec_type),
+                          timeBase: Rational(st.pointee.time_base),
+                          baseFrameRate: known(st.pointee.r_frame_rate),
+                          averageFrameRate: known(st.pointee.avg_frame_rate),
+                          parameters: try CodecParameters(copying: st.pointee.codecpar))
         }
-        streams = list
     }
 
     deinit { avformat_close_input(&context) }

@@ -22,6 +22,8 @@ final class MuxBufferPool: Sendable {
     }
     private let spare = Mutex<[Spare]>([])
 
+    deinit { spare.withLock { list in list.forEach { free($0.base) } } }
+
     /// A buffer to write into, with its capacity.
     func take() -> (base: UnsafeMutableRawPointer, capacity: Int)? {
         if let s = spare.withLock({ $0.popLast() }) { return (s.base, s.capacity) }

@@ -8,14 +8,14 @@ import CFFmpeg
 public final class Packet: @unchecked Sendable {
     let pointer: UnsafeMutablePointer<AVPacket>
 
-    public init() {
-        guard let p = av_packet_alloc() else { fatalError("av_packet_alloc: out of memory") }
+    public init() throws {
+        guard let p = av_packet_alloc() else { throw outOfMemory("av_packet_alloc") }
         pointer = p
     }
 
     /// A packet holding a copy of `bytes`.
     public convenience init(copying bytes: UnsafeRawBufferPointer) throws {
-        self.init()
+        try self.init()
         try check(av_new_packet(pointer, Int32(bytes.count)), "av_new_packet")
         if bytes.count > 0, let base = bytes.baseAddress {
             pointer.pointee.data.update(from: base.assumingMemoryBound(to: UInt8.self), count: bytes.count)
@@ -24,7 +24,7 @@ public final class Packet: @unchecked Sendable {
 
     public convenience init(copying bytes: [UInt8]) throws {
         let packet = try bytes.withUnsafeBytes { try Packet(copying: $0) }
-        self.init()
+        try self.init()
         av_packet_move_ref(pointer, packet.pointer)
     }
 
@@ -35,7 +35,7 @@ public final class Packet: @unchecked Sendable {
 
     /// A new reference to the same data (no copy of the payload).
     public func reference() throws -> Packet {
-        let other = Packet()
+        let other = try Packet()
         try check(av_packet_ref(other.pointer, pointer), "av_packet_ref")
         return other
     }

@@ -14,10 +14,16 @@ public final class Resampler: @unchecked Sendable {
         lm_default_channel_layout(&inLayout, Int32(inputChannels))
         lm_default_channel_layout(&outLayout, Int32(outputChannels))
         defer { av_channel_layout_uninit(&inLayout); av_channel_layout_uninit(&outLayout) }
-        try check(swr_alloc_set_opts2(&context, &outLayout, outputFormat.av, Int32(outputRate),
-                                      &inLayout, AVSampleFormat(rawValue: inputFormat), Int32(inputRate), 0, nil),
-                  "swr_alloc_set_opts2")
-        try check(swr_init(context), "swr_init")
+        // Swift skips deinit when init throws before every property is set: free it here.
+        do {
+            try check(swr_alloc_set_opts2(&context, &outLayout, outputFormat.av, Int32(outputRate),
+                                          &inLayout, AVSampleFormat(rawValue: inputFormat), Int32(inputRate), 0, nil),
+                      "swr_alloc_set_opts2")
+            try check(swr_init(context), "swr_init")
+        } catch {
+            swr_free(&context)
+            throw error
+        }
         self.outputRate = outputRate
         self.outputChannels = outputChannels
         self.outputFormat = outputFormat

@@ -16,9 +16,6 @@ public final class Pipeline: @unchecked Sendable {
     private var stopSignal: StopSignal { session.stopSignal }
     private let statistics = Statistics()
     private var started = false
-    /// Set for unpaced recordings with H.264 video, when the process may restore a thread's
-    /// priority.
-    private let idlePriority: IdlePriority?
 
     /// - Parameter report: receives warnings (an output that stopped while others go on).
     public init(_ config: RecordConfiguration, quiet: Bool = false,
@@ -65,15 +62,9 @@ public final class Pipeline: @unchecked Sendable {
         session = try MuxSession(queue: queue, outputs: config.outputs, videoCodec: wantVideo ? config.video.codec : nil,
                                  streams: streams, streamingASFPacketSize: MuxSession.liveASFPacketSize,
                                  statistics: statistics, report: report)
-        // Unpaced, capture runs at idle priority in the gaps x264's slice threads leave (see
-        // IdlePriority), and draws up to 4 frames ahead there instead of 1. x265 leaves no such
-        // gaps: idle capture made HEVC 1-2% slower.
-        let gaps = video != nil && config.video.codec == .h264
-        let idlePriority = unpaced && gaps && IdlePriority.canRestore ? IdlePriority(report: report) : nil
-        self.idlePriority = idlePriority
         // Video encodes on a thread of its own, overlapping capture; audio is cheap enough to
         // encode on its capture thread.
-        let videoConsumer = video.map { EncoderThread($0, name: "livemux-encode-video", capacity: idlePriority == nil ? 1 : 4) }
+        let videoConsumer = video.map { EncoderThread($0, name: "livemux-encode-video") }
         for source in sources {
             let ks = source.streamKinds
             source.attach(video: ks.contains(.video) ? videoConsumer : nil, audio: ks.contains(.audio) ? audio : nil)
@@ -95,15 +86,10 @@ public final class Pipeline: @unchecked Sendable {
         started = true
         session.start()
         encoderThreads.forEach { $0.start() }
-        idlePriority?.start()
         for (i, source) in sources.enumerated() {
             // One source failing ends the recording gracefully: the others flush too.
             session.spawn("livemux-capture-\(i)", onFailure: stop) { [self] in
-                if let idlePriority {
-                    try idlePriority.runLowered { try source.run(stop: stopSignal) }
-                } else {
-                    try source.run(stop: stopSignal)
-                }
+                try source.run(stop: stopSignal)
                 if let error = source.failure { throw error }
             }
         }
@@ -113,15 +99,12 @@ public final class Pipeline: @unchecked Sendable {
     /// writes the trailers. Safe from any thread, any number of times.
     public func stop() {
         stopSignal.request()
-        // Flushing must not wait for a free core.
-        idlePriority?.finish()
         for source in sources where source.isLive { source.interrupt() }
     }
 
     /// Waits until every thread has finished; throws the first failure.
     public func wait() throws {
         session.waitForProducers()
-        idlePriority?.finish()
         try session.finish()
     }
 

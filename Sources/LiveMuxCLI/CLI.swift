@@ -144,7 +144,8 @@ public enum CLI {
     private static func supervise(quiet: Bool, verbose: Bool, remux: Bool = false, snapshot: @escaping @Sendable () -> StatisticsSnapshot,
                                   stop: @escaping @Sendable () -> Void, wait: () throws -> Void,
                                   start: () -> Void) -> ExitCode {
-        _ = SignalHandling(onFirst: stop)
+        let signals = SignalHandling(onFirst: stop)
+        defer { signals.finish() }
         let progress = quiet ? nil : ProgressLine(remux: remux, snapshot: snapshot)
         start()
         progress?.start()

@@ -20,8 +20,9 @@ final class ProgressLine: @unchecked Sendable {
     }
 
     func start() {
-        timer.setEventHandler { [self] in
-            guard !finished else { return }
+        // Weak: the timer is ours, and a strong self would keep both, and the job, to the exit.
+        timer.setEventHandler { [weak self] in
+            guard let self, !finished else { return }
             Terminal.write(Terminal.stderrIsTerminal ? "\r\(line())\u{1B}[K" : line() + "\n")
         }
         timer.resume()

@@ -10,8 +10,13 @@ import Glibc
 /// and threads inherit the mask) and one thread takes them with `sigwait`: no handler runs in a
 /// random thread, and it works the same under ThreadSanitizer, which defers handlers.
 final class SignalHandling: @unchecked Sendable {
-    // `onFirst` is called from the signal thread only.
-    private let onFirst: @Sendable () -> Void
+    /// Signals this soon after the first are the same stop: `timeout -s INT` and other supervisors
+    /// signal the process and then its process group, so one stop arrives twice, microseconds apart.
+    static let repeatWindowNanoseconds: UInt64 = 500_000_000
+
+    // `lock` guards `onFirst`, which is nil once it ran or the job is over.
+    private let lock = NSLock()
+    private var onFirst: (@Sendable () -> Void)?
 
     static func ignoreBrokenPipe() { signal(SIGPIPE, SIG_IGN) }
 
@@ -36,19 +41,35 @@ final class SignalHandling: @unchecked Sendable {
         thread.start()
     }
 
+    /// Lets go of `onFirst` (and whatever job it holds) once the job is over: the signal thread
+    /// lives until the process exits, and would keep the job's objects alive to the end.
+    func finish() {
+        lock.lock()
+        onFirst = nil
+        lock.unlock()
+    }
+
     private func waitForSignals() {
         var set = Self.stopSignals
-        var received = 0
+        var first: UInt64?
         while true {
             var sig: Int32 = 0
             guard sigwait(&set, &sig) == 0 else { continue }
-            received += 1
-            if received == 1 {
-                onFirst()
-            } else {
-                Terminal.error("interrupted again: exiting without finishing the outputs")
-                exit(130)
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard let firstAt = first else {
+                first = now
+                lock.lock()
+                let stop = onFirst
+                onFirst = nil
+                lock.unlock()
+                stop?()
+                continue
             }
+            if now - firstAt < Self.repeatWindowNanoseconds { continue }
+            Terminal.error("interrupted again: exiting without finishing the outputs")
+            // _exit: at once, without exit handlers (such as a sanitizer's leak check of the job
+            // still running); outputs go out with write/writev, so nothing of ours waits in stdio.
+            _exit(130)
         }
     }
 }

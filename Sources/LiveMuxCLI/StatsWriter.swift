@@ -28,7 +28,8 @@ final class StatsWriter: @unchecked Sendable {
 
     func start(_ pipeline: Pipeline) {
         self.pipeline = pipeline
-        timer.setEventHandler { [self] in write() }
+        // Weak: the timer is ours, and a strong self would keep both, and the pipeline, to the exit.
+        timer.setEventHandler { [weak self] in self?.write() }
         timer.resume()
     }
 

@@ -23,30 +23,74 @@ final class SignalTests: XCTestCase {
         }
     }
 
+    /// `timeout -s INT` signals livemux and then its process group: one stop, two signals
+    /// microseconds apart (before, about a third of the runs ended "interrupted again" with an ASF
+    /// without a duration).
+    func testTimeoutsDoubleSIGINTIsOneStop() throws {
+        for run in 0..<5 {
+            let path = "\(dir)/timeout-\(run).asf"
+            let r = try Tools.run("timeout", ["--preserve-status", "-s", "INT", "1", Tools.livemux,
+                                              "record", "-q", "--size", "320x240", "-o", path], timeout: 30)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            XCTAssertEqual(r.stderr, "")
+            let p = try Tools.probe(path)
+            XCTAssertEqual(try XCTUnwrap(p.format.seconds, "ASF without a duration"), 0.9, accuracy: 0.5)
+            XCTAssertEqual(try Tools.decodeErrors(path), "")
+        }
+    }
+
+    /// SIGINTs microseconds and 50 ms after the first are the same stop: the file is finished (the
+    /// stop is held up by a second output to a pipe nobody reads, until that reader goes).
+    func testSecondSIGINTWithinTheWindowIsTheSameStop() throws {
+        let path = "\(dir)/twice.asf"
+        let r = try recordHeldByAReader(file: path, gap: 0.05)
+        // The pipe's reader then goes, and an output that stopped early fails the run (exit 1).
+        XCTAssertEqual(r.status, "1", r.stderr)
+        XCTAssertTrue(r.stderr.contains("\(path) complete; stdout stopped"), r.stderr)
+        XCTAssertFalse(r.stderr.contains("interrupted again"), r.stderr)
+        let p = try Tools.probe(path)
+        XCTAssertEqual(try XCTUnwrap(p.format.seconds, "ASF without a duration"), 1.9, accuracy: 0.8)
+        XCTAssertEqual(try Tools.decodeErrors(path), "")
+    }
+
     /// The first SIGINT asks for a graceful stop; when that cannot finish (here stdout is a pipe
-    /// nobody reads, so the mux thread is stuck in a write) a second one exits at once with 130.
+    /// nobody reads, so the mux thread is stuck in a write) a second one, a second later, exits at
+    /// once with 130.
     func testSecondSIGINTExitsAtOnceWith130() throws {
-        let pidFile = "\(dir)/pid", status = "\(dir)/status", readerPid = "\(dir)/reader-pid"
-        let script = "(sh -c 'echo $$ > \(pidFile); exec \"\(Tools.livemux)\" record -q --size 320x240 -f flv -o -'; echo $? > \(status))"
-            + " | sh -c 'echo $$ > \(readerPid); exec sleep 20'"
         var signalled = Date()
-        let r = try Tools.run("/bin/bash", ["-c", script], timeout: 30) { _ in
+        let r = try recordHeldByAReader(file: nil, gap: 1) { signalled = Date() }
+        XCTAssertLessThan(Date().timeIntervalSince(signalled), 3)
+        XCTAssertEqual(r.status, "130")
+        XCTAssertTrue(r.stderr.contains("error: interrupted again"), r.stderr)
+    }
+
+    /// Records (to `file` too, if given) with FLV to a pipe nobody reads, so the recording cannot
+    /// end by itself; after 2 s sends SIGINT twice back to back (as `timeout` does), and again
+    /// `gap` seconds later (`afterLast` runs then), then lets the reader go. Returns livemux's
+    /// exit status and stderr.
+    private func recordHeldByAReader(file: String?, gap: Double,
+                                     afterLast: @escaping () -> Void = {}) throws -> (status: String, stderr: String) {
+        let pidFile = "\(dir)/pid", status = "\(dir)/status", readerPid = "\(dir)/reader-pid", errors = "\(dir)/stderr"
+        let fileOutput = file.map { "-o \($0) " } ?? ""
+        let script = "(sh -c 'echo $$ > \(pidFile); exec \"\(Tools.livemux)\" record --size 320x240 \(fileOutput)-f flv -o - 2> \(errors)';"
+            + " echo $? > \(status)) | sh -c 'echo $$ > \(readerPid); exec sleep 20'"
+        try Tools.run("/bin/bash", ["-c", script], timeout: 30) { _ in
             Thread.sleep(forTimeInterval: 2)
             guard let pid = try? String(contentsOfFile: pidFile, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
                   let p = Int32(pid) else { return XCTFail("no pid") }
             kill(p, SIGINT)
-            Thread.sleep(forTimeInterval: 0.5)
             kill(p, SIGINT)
-            signalled = Date()
-            // Stop the reader too, so the pipeline ends.
-            for _ in 0..<40 where !FileManager.default.fileExists(atPath: status) { Thread.sleep(forTimeInterval: 0.05) }
+            Thread.sleep(forTimeInterval: gap)
+            kill(p, SIGINT)
+            afterLast()
+            // Give it time to exit (it should not, within the window), then stop the reader too.
+            for _ in 0..<20 where !FileManager.default.fileExists(atPath: status) { Thread.sleep(forTimeInterval: 0.05) }
             if let reader = try? String(contentsOfFile: readerPid, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
                let r = Int32(reader) {
                 kill(r, SIGTERM)
             }
         }
-        XCTAssertLessThan(Date().timeIntervalSince(signalled), 3)
-        XCTAssertEqual(try String(contentsOfFile: status, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines), "130")
-        XCTAssertTrue(r.stderr.contains("error: interrupted again"), r.stderr)
+        return (try String(contentsOfFile: status, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines),
+                (try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")
     }
 }

@@ -12,7 +12,7 @@ final class FilterGraphTests: XCTestCase {
         XCTAssertEqual(graph.firstOutput(.audio)?.index, 1)
         XCTAssertEqual(graph.outputs[0].timeBase, Rational(1, 10))
         XCTAssertEqual(graph.outputs[1].timeBase, Rational(1, 8000))
-        let frame = Frame()
+        let frame = try Frame()
         var videoFrames = 0, samples = 0
         var lastMicroseconds: Int64 = .min
         while let index = try graph.read(into: frame) {

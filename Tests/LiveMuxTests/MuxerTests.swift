@@ -122,7 +122,7 @@ final class MuxerAPITests: XCTestCase {
         let device = try InputDevice(format: ext == "h264" ? "h264" : ext == "aac" ? "aac" : nil, url: path, options: [])
         let stream = try XCTUnwrap(device.bestStream(type))
         var r = Read(extradata: stream.parameters.extradata, packets: [])
-        let p = Packet()
+        let p = try Packet()
         while try device.read(into: p) {
             if p.streamIndex == stream.index { r.packets.append((p.bytes, p.isKeyframe)) }
         }

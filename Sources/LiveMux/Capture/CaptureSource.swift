@@ -116,7 +116,7 @@ final class CaptureSource: @unchecked Sendable {
     /// decoders and encoders and ends their streams. The streams end even when it throws.
     func run(stop: StopSignal) throws {
         defer { finishEncoders() }
-        let frame = Frame()
+        let frame = try Frame()
         switch input {
         case .filterGraph(let graph):
             while !stop.isRequested, let index = try graph.read(into: frame) {
@@ -124,7 +124,7 @@ final class CaptureSource: @unchecked Sendable {
                 if try !deliver(frame, route, stop) { break }
             }
         case .demuxer(let device):
-            let packet = Packet()
+            let packet = try Packet()
             reading: while !stop.isRequested {
                 guard try device.read(into: packet) else { break }
                 guard let route = routes[packet.streamIndex], let decoder = route.decoder else { continue }

@@ -56,10 +56,8 @@ final class EncoderThread: FrameConsumer, @unchecked Sendable {
         if closed { return false }
         frames.append((reference, time, wallTime))
         condition.broadcast()
-        // Return once there is room again: with the default capacity of 1, once the encoder has
-        // taken the frame, so capture makes the next frame while this one encodes and never more
-        // than one frame waits (each is 1.4 MB at 720p). An unpaced capture at idle priority gets
-        // more room, to draw ahead while the encoder leaves a core free.
+        // Return once the encoder has taken the frame: capture then makes the next frame while
+        // this one encodes, and never more than one frame waits (each is 1.4 MB at 720p).
         while frames.count >= capacity && !closed { condition.wait() }
         return true
     }

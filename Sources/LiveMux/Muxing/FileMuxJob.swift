@@ -185,7 +185,7 @@ public final class FileMuxJob: @unchecked Sendable {
             guard !isStopped else { return nil }
             // Each packet is handed over to the muxer as it was read: no copy of its payload.
             if spare.isEmpty { pool?.takeAll(into: &spare) }
-            let packet = spare.popLast() ?? Packet()
+            let packet = try spare.popLast() ?? Packet()
             return try r.device.read(into: packet) ? packet : nil
         }
         // The first packets wait until the file's timeline is known (see InputTimeline).

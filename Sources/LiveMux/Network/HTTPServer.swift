@@ -280,10 +280,14 @@ final class StreamHub: ChunkSink, @unchecked Sendable {
             v.condition.signal()
             v.condition.unlock()
         }
-        // Give viewers a moment to receive the end of the stream, then cut off any that lag.
+        // Give viewers a moment to receive the end of the stream, then cut off any that lag: only
+        // those still here, since one that left closed its descriptor, and the number may already
+        // be a new connection's (a viewer leaves `viewers` before it closes, under `lock`).
         let deadline = Date().addingTimeInterval(2)
         while viewerCount > 0 && Date() < deadline { usleep(20_000) }
-        for v in all { shutdown(v.fd, Int32(SHUT_RDWR)) }
+        lock.lock()
+        for v in viewers.values { shutdown(v.fd, Int32(SHUT_RDWR)) }
+        lock.unlock()
     }
 
     /// Runs on the viewer's connection thread: sends the header, the GOP cache, then the live

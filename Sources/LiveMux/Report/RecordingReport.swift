@@ -73,7 +73,7 @@ public struct RecordingReport: Sendable {
         }
         let bases = input.streams.map(\.timeBase)
         var records: [PacketRecord] = []
-        let packet = Packet()
+        let packet = try Packet()
         while try input.read(into: packet) {
             let i = packet.streamIndex
             guard i < streams.count else { continue }
