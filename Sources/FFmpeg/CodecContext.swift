@@ -39,6 +39,8 @@ public final class CodecParameters: @unchecked Sendable {
     public var height: Int { Int(pointer.pointee.height) }
     public var sampleRate: Int { Int(pointer.pointee.sample_rate) }
     public var channelCount: Int { Int(pointer.pointee.ch_layout.nb_channels) }
+    /// Bits per second the encoder aimed at; 0 when unknown.
+    public var bitRate: Int { Int(pointer.pointee.bit_rate) }
     public var isH264: Bool { pointer.pointee.codec_id == AV_CODEC_ID_H264 }
     public var isHEVC: Bool { pointer.pointee.codec_id == AV_CODEC_ID_HEVC }
     public var isAAC: Bool { pointer.pointee.codec_id == AV_CODEC_ID_AAC }

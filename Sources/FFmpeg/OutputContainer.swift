@@ -89,6 +89,11 @@ public final class OutputContainer: @unchecked Sendable {
     public struct Trailer: Sendable {
         public var appended: [UInt8]
         public var updates: [(offset: Int64, bytes: [UInt8])]
+
+        public init(appended: [UInt8], updates: [(offset: Int64, bytes: [UInt8])]) {
+            self.appended = appended
+            self.updates = updates
+        }
     }
 
     /// Writes the trailer. A dynamic buffer cannot stand in here: it is seekable in itself, so the
@@ -154,6 +159,17 @@ public final class MuxedBytes: @unchecked Sendable {
     init(taking base: UnsafeMutablePointer<UInt8>?, count: Int) {
         self.base = base
         self.count = base == nil ? 0 : count
+    }
+
+    /// A copy of bytes made elsewhere (LiveMux's own FLV tags), in a buffer like the muxer's.
+    public convenience init(copying bytes: [UInt8]) throws {
+        guard !bytes.isEmpty else {
+            self.init(taking: nil, count: 0)
+            return
+        }
+        guard let base = av_malloc(bytes.count)?.assumingMemoryBound(to: UInt8.self) else { throw outOfMemory("av_malloc") }
+        bytes.withUnsafeBufferPointer { base.update(from: $0.baseAddress!, count: bytes.count) }
+        self.init(taking: base, count: bytes.count)
     }
 
     deinit { av_free(base) }

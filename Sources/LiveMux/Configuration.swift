@@ -13,14 +13,6 @@ public enum ContainerFormat: String, Sendable, CaseIterable {
         if lower.hasSuffix(".flv") { return .flv }
         return nil
     }
-
-    /// Whether FFmpeg 5.1's muxer for this container can carry the video codec.
-    public func carries(_ codec: VideoCodec) -> Bool {
-        switch (self, codec) {
-        case (.flv, .hevc): return false  // FFmpeg 5.1's FLV muxer has no HEVC
-        default: return true
-        }
-    }
 }
 
 public enum VideoCodec: String, Sendable, CaseIterable {
@@ -174,6 +166,8 @@ public struct RecordConfiguration: Sendable {
     public var recordVideo = true
     public var recordAudio = true
     public var outputs: [OutputSpec] = []
+    /// How FLV outputs (files, stdout, URLs, /live.flv) signal HEVC; H.264 needs no choice.
+    public var flvHEVC = FLVHEVCMode.enhanced
     /// Stop after this much media (seconds); nil runs until stopped.
     public var duration: Double?
     /// Pace synthetic and file sources at real time (devices always run at their own pace).

@@ -78,7 +78,8 @@ public final class Pipeline: @unchecked Sendable {
                 // Live (pipe) ASF gets small packets: a payload waits in the open ASF packet until
                 // later ones fill it, so 1400 bytes instead of 3200 cut that wait (docs/latency.md).
                 outputs.append(.init(writer: try ContainerWriter(format: spec.format, seekable: seekable, streams: streams,
-                                                                 asfPacketSize: seekable ? nil : RecordConfiguration.liveASFPacketSize),
+                                                                 asfPacketSize: seekable ? nil : RecordConfiguration.liveASFPacketSize,
+                                                                 flvHEVC: config.flvHEVC),
                                      sinks: []))
                 index = outputs.count - 1
             }
@@ -90,12 +91,13 @@ public final class Pipeline: @unchecked Sendable {
         // Live viewers over HTTP: one hub per container, fed by that container's streaming muxer.
         var routes: [String: StreamHub] = [:]
         if config.listen != nil {
-            for format in ContainerFormat.allCases where !wantVideo || format.carries(config.video.codec) {
+            for format in ContainerFormat.allCases {
                 let index: Int
                 if let i = outputs.firstIndex(where: { $0.writer.format == format && !$0.writer.seekable }) {
                     index = i
                 } else {
-                    outputs.append(.init(writer: try ContainerWriter(format: format, seekable: false, streams: streams), sinks: []))
+                    outputs.append(.init(writer: try ContainerWriter(format: format, seekable: false, streams: streams,
+                                                                     flvHEVC: config.flvHEVC), sinks: []))
                     index = outputs.count - 1
                 }
                 let hub = StreamHub(name: "/live.\(format.rawValue)", contentType: format == .flv ? "video/x-flv" : "video/x-ms-asf",
@@ -145,10 +147,6 @@ public final class Pipeline: @unchecked Sendable {
             guard NetworkOutput.canWrite(url: url) else {
                 throw LiveMuxError.unsupported("cannot write to \(maskedURL(url)): this FFmpeg has no protocol for it (use rtmp://, srt://, tcp:// or udp://)")
             }
-        }
-        for o in c.outputs where c.recordVideo && !o.format.carries(c.video.codec) {
-            throw LiveMuxError.unsupported("\(o.format.rawValue.uppercased()) cannot carry \(c.video.codec.rawValue.uppercased()) with FFmpeg 5.1"
-                                           + " (use -f asf for HEVC, or --vcodec h264 for FLV)")
         }
         var files = Set<String>()
         for o in c.outputs {

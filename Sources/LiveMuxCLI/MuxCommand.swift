@@ -22,7 +22,8 @@ struct MuxCommand {
     OUTPUT
       -o FILE|-             where to write; '-' is stdout (a streamable container)
       -f asf|flv            container (default: from the file name, .asf or .flv, else asf)
-                            FLV in FFmpeg 5.1 carries H.264 only; ASF carries both.
+      --flv-hevc enhanced|codec12  how FLV carries HEVC: Enhanced RTMP (FourCC hvc1) or codec
+                            id 12 (default: enhanced; ignored for H.264)
 
     DISPLAY
       -q                    no progress line, no warnings
@@ -46,6 +47,7 @@ struct MuxCommand {
             case "--audio": c.audio = try reader.value(for: opt)
             case "--fps", "-r": c.fps = try Values.integer(try reader.value(for: opt), option: opt.name, range: 1...240)
             case "-f", "--format": format = try Values.choice(try reader.value(for: opt), option: opt.name, as: ContainerFormat.self)
+            case "--flv-hevc": c.flvHEVC = try Values.choice(try reader.value(for: opt), option: opt.name, as: FLVHEVCMode.self)
             case "-o", "--output":
                 guard output == nil else { throw UsageError("mux writes one output: give -o once") }
                 let o = try reader.value(for: opt)

@@ -47,6 +47,8 @@ struct RecordCommand {
                             encode feeds every output.
       -f asf|flv            container of the next -o (after the last -o: of that one);
                             default: from the file name (.asf, .flv), FLV for URLs; stdout: asf
+      --flv-hevc enhanced|codec12  how FLV carries HEVC: Enhanced RTMP (FourCC hvc1) or codec
+                            id 12 (default: enhanced; ignored for H.264)
       --reconnect-delay S   first wait before reconnecting a failed URL output (default: 0.5)
       --reconnect-max-delay S  longest wait between attempts, doubling from the first (default: 10)
       --reconnect-attempts N   consecutive failures before a URL output is given up (default: 10)
@@ -71,7 +73,7 @@ struct RecordCommand {
     USAGE: livemux serve [--listen HOST:PORT] [record options] [-o OUTPUT …]
 
     Serves the live stream over HTTP to any number of viewers from one encode:
-      http://HOST:PORT/live.flv   (H.264 only)   and   http://HOST:PORT/live.asf
+      http://HOST:PORT/live.flv   and   http://HOST:PORT/live.asf
     A viewer joining mid-stream starts at the latest keyframe. -o outputs work as in record.
 
       --listen HOST:PORT    address to listen on (default: 127.0.0.1:8080; loopback unless
@@ -105,6 +107,7 @@ struct RecordCommand {
             case "--no-realtime": c.realtime = false
             case "--realtime": c.realtime = true
             case "--vcodec", "-c:v": c.video.codec = try Values.choice(try reader.value(for: opt), option: opt.name, as: VideoCodec.self)
+            case "--flv-hevc": c.flvHEVC = try Values.choice(try reader.value(for: opt), option: opt.name, as: FLVHEVCMode.self)
             case "--size", "-s":
                 (c.video.width, c.video.height) = try Values.size(try reader.value(for: opt), option: opt.name)
             case "--fps", "-r": c.video.fps = try Values.integer(try reader.value(for: opt), option: opt.name, range: 1...240)
@@ -197,9 +200,6 @@ struct RecordCommand {
             if case .network(let url) = o.destination, url.lowercased().hasPrefix("rtmp"), o.format != .flv {
                 throw UsageError("RTMP carries FLV only: drop -f \(o.format.rawValue) for \(o.destination.description)")
             }
-        }
-        for o in c.outputs where c.recordVideo && !o.format.carries(c.video.codec) {
-            throw UsageError("\(o.format.rawValue.uppercased()) cannot carry \(c.video.codec.rawValue.uppercased()) with FFmpeg 5.1: use -f asf for HEVC, or --vcodec h264 for FLV")
         }
         try Self.checkFiles(c)
         if c.outputs.filter({ $0.destination == .standardOutput }).count > 1 {

@@ -13,6 +13,8 @@ public struct MuxConfiguration: Sendable {
     public var fps: Int?
     /// The container written.
     public var format: ContainerFormat = .asf
+    /// How FLV signals HEVC.
+    public var flvHEVC = FLVHEVCMode.enhanced
     /// Where it goes.
     public var output: Destination = .standardOutput
 
@@ -95,9 +97,6 @@ public final class FileMuxJob: @unchecked Sendable {
                                                           extradata: extradata.isEmpty ? nil : extradata)
             }
         }
-        if let v = videoDescription, !c.format.carries(v.codec) {
-            throw LiveMuxError.unsupported("\(c.format.rawValue.uppercased()) cannot carry \(v.codec.rawValue.uppercased()) with FFmpeg 5.1: use -f asf for HEVC")
-        }
         pool = readers.count == 1 ? PacketPool(limit: 512) : nil
         // Last, the output: nothing is created unless everything before succeeded.
         let sink: ChunkSink
@@ -117,7 +116,7 @@ public final class FileMuxJob: @unchecked Sendable {
         // Files are read as fast as they go: the mux thread takes packets in batches of 32 and
         // hands them back to be read into again.
         muxer = try Muxer(format: c.format, video: videoDescription, audio: audioDescription,
-                          sinks: [sink], seekable: seekable, queueCapacity: 256,
+                          sinks: [sink], seekable: seekable, flvHEVC: c.flvHEVC, queueCapacity: 256,
                           singleProducer: readers.count == 1, wakeBatch: 32, recycle: pool,
                           onChunk: nil, onWarning: report)
         self.readers = readers

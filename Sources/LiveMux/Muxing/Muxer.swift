@@ -3,7 +3,7 @@ import FFmpeg
 
 /// The video stream a `Muxer` is given.
 public struct VideoStreamDescription: Sendable, Equatable {
-    /// H.264 or HEVC (FLV in FFmpeg 5.1 carries only H.264).
+    /// H.264 or HEVC.
     public var codec: VideoCodec
     /// Frame size; nil to read it from the parameter sets.
     public var width: Int?
@@ -91,6 +91,7 @@ public final class Muxer: @unchecked Sendable {
     // The normalizers are touched only under their stream's lock; the mux thread owns its writer.
     private let format: ContainerFormat
     private let seekable: Bool
+    private let flvHEVC: FLVHEVCMode
     private let sinks: [ChunkSink]
     private let video: VideoNormalizer?
     private let audio: AudioNormalizer?
@@ -130,6 +131,7 @@ public final class Muxer: @unchecked Sendable {
     ///   - sinks: destinations for the chunks (`FileSink`, `StandardOutputSink`, your own).
     ///   - seekable: true when every destination applies the trailer's updates to earlier bytes (a
     ///     file: the header then gets the true duration and ASF an index); false for a stream.
+    ///   - flvHEVC: how FLV signals HEVC (Enhanced RTMP's FourCC, or codec id 12).
     ///   - queueCapacity: packets each stream may queue before `add…` waits for the mux thread.
     ///   - singleProducer: true when one thread may add both streams' packets (then a stream
     ///     that gets `queueCapacity` packets ahead is released rather than waiting forever for
@@ -137,11 +139,12 @@ public final class Muxer: @unchecked Sendable {
     ///   - onChunk: called on the mux thread with every chunk; must not block for long.
     ///   - onWarning: called with a line the first time each kind of bad packet is dropped.
     public convenience init(format: ContainerFormat, video: VideoStreamDescription?, audio: AudioStreamDescription?,
-                            sinks: [ChunkSink] = [], seekable: Bool = false, queueCapacity: Int = 256,
+                            sinks: [ChunkSink] = [], seekable: Bool = false, flvHEVC: FLVHEVCMode = .enhanced,
+                            queueCapacity: Int = 256,
                             singleProducer: Bool = true,
                             onChunk: (@Sendable (Chunk) -> Void)? = nil,
                             onWarning: @escaping @Sendable (String) -> Void = { _ in }) throws {
-        try self.init(format: format, video: video, audio: audio, sinks: sinks, seekable: seekable,
+        try self.init(format: format, video: video, audio: audio, sinks: sinks, seekable: seekable, flvHEVC: flvHEVC,
                       queueCapacity: queueCapacity, singleProducer: singleProducer, wakeBatch: 1,
                       onChunk: onChunk, onWarning: onWarning)
     }
@@ -150,15 +153,12 @@ public final class Muxer: @unchecked Sendable {
     /// above 1 lets packets wait for the mux thread in batches (see `MuxQueue`), and `recycle`
     /// takes the written packets back to the reader (see `PacketPool`).
     init(format: ContainerFormat, video: VideoStreamDescription?, audio: AudioStreamDescription?,
-         sinks: [ChunkSink], seekable: Bool, queueCapacity: Int, singleProducer: Bool, wakeBatch: Int,
+         sinks: [ChunkSink], seekable: Bool, flvHEVC: FLVHEVCMode = .enhanced, queueCapacity: Int, singleProducer: Bool, wakeBatch: Int,
          recycle: PacketPool? = nil,
          onChunk: (@Sendable (Chunk) -> Void)?, onWarning: @escaping @Sendable (String) -> Void) throws {
         self.recycle = recycle
         pushBatch = singleProducer && wakeBatch > 1 ? 16 : 1
         guard video != nil || audio != nil else { throw LiveMuxError.invalid("a muxer needs a video or an audio stream") }
-        if let v = video, !format.carries(v.codec) {
-            throw LiveMuxError.unsupported("\(format.rawValue.uppercased()) cannot carry \(v.codec.rawValue.uppercased()) with FFmpeg 5.1 (use ASF for HEVC)")
-        }
         if let a = audio {
             guard a.sampleRate > 0, a.channels > 0 else {
                 throw LiveMuxError.invalid("audio needs a sample rate and a channel count above 0")
@@ -166,6 +166,7 @@ public final class Muxer: @unchecked Sendable {
         }
         self.format = format
         self.seekable = seekable
+        self.flvHEVC = flvHEVC
         self.report = onWarning
         self.video = try video.map {
             try VideoNormalizer(codec: $0.codec, width: $0.width, height: $0.height, extradata: $0.extradata,
@@ -481,7 +482,7 @@ public final class Muxer: @unchecked Sendable {
         var streams: [ContainerWriter.StreamDescription] = []
         if let p = videoParameters { streams.append(.init(kind: .video, parameters: p, timeBase: .milliseconds)) }
         if let p = audioParameters { streams.append(.init(kind: .audio, parameters: p, timeBase: Rational(1, Int32(p.sampleRate)))) }
-        let writer = try ContainerWriter(format: format, seekable: seekable, streams: streams)
+        let writer = try ContainerWriter(format: format, seekable: seekable, streams: streams, flvHEVC: flvHEVC)
         let thread = MuxThread(outputs: [.init(writer: writer, sinks: sinks)], queue: queue, statistics: statistics,
                                recycle: recycle, report: report)
         muxThread = thread
