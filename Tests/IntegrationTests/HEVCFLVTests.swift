@@ -68,6 +68,32 @@ final class HEVCFLVTests: XCTestCase {
         XCTAssertNotEqual(starts.first?.body, starts.last?.body)
     }
 
+    /// B-frames (an MP4 through `mux --input`): frames with a composition time are CodedFrames
+    /// with its SI24 (codec 12: always), the others CodedFramesX; decoded as the MP4 decodes.
+    func testBFramesCarryTheirCompositionTime() throws {
+        let mp4 = "\(dir)/b.mp4"
+        let r = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30", "-t", "1",
+                                         "-c:v", "libx265", "-x265-params", "log-level=none:bframes=3:keyint=15", mp4])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let expected = try PyAV.read(mp4).hashes
+        XCTAssertEqual(expected.count, 30)
+        for mode in ["enhanced", "codec12"] {
+            let out = "\(dir)/b-\(mode).flv"
+            let m = try Tools.livemux(["mux", "-q", "--input", mp4, "--flv-hevc", mode, "-o", out])
+            XCTAssertEqual(m.status, 0, m.stderr)
+            let read = try PyAV.read(out)
+            XCTAssertEqual(read.errors, [], mode)
+            XCTAssertEqual(read.hashes, expected, mode)
+            let coded = try FLVFile(path: out).video.filter { $0.body.first.map { $0 & 0x0F } == (mode == "enhanced" ? 1 : 12) }
+            let cts = coded.compactMap { tag -> Int? in
+                let at = mode == "enhanced" ? 5 : 2
+                guard tag.body.count > at + 3, mode == "enhanced" || tag.body[1] == 1 else { return nil }
+                return tag.body[at..<(at + 3)].reduce(0) { $0 << 8 | Int($1) }
+            }
+            XCTAssertGreaterThan(cts.filter { $0 > 0 }.count, 10, "\(mode): B-frames reorder, so most frames have a composition time")
+        }
+    }
+
     /// nginx-rtmp (`record all`) keeps codec-12 HEVC whole. Enhanced RTMP it does not pass on:
     /// it reads the frame type from the high nibble, which the IsExHeader bit makes 9 or 10, so
     /// no video tag is ever a keyframe to it and its recording has audio only (nginx-rtmp 1.2.2,
