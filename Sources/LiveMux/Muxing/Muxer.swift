@@ -83,7 +83,7 @@ public enum MuxerWarning: String, Sendable, CaseIterable, CustomStringConvertibl
 /// threads at once. Packets of one stream must come in decoding order.
 ///
 /// Parameter changes: a new SPS/PPS (such as a new frame size) in FLV makes the muxer write a new
-/// AVC sequence header before that packet. ASF cannot change its header, so there `addVideo` throws
+/// sequence header (AVC, or HEVC's SequenceStart) before that packet. ASF cannot change its header, so there `addVideo` throws
 /// `LiveMuxError.unsupported` and drops the packet; start a new `Muxer` for the new parameters.
 public final class Muxer: @unchecked Sendable {
     // Locking: `videoLock` guards `video` and `lastVideo`; `audioLock` guards `audio`, `lastAudio`
