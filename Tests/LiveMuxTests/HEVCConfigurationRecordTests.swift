@@ -2,11 +2,15 @@ import XCTest
 @testable import LiveMux
 
 final class HEVCConfigurationRecordTests: XCTestCase {
+    var vps: [UInt8] { Self.vps }
+    var sps: [UInt8] { Self.sps }
+    var pps: [UInt8] { Self.pps }
+    var sei: [UInt8] { Self.sei }
     // A 320x240 libx265 (Main, level 2) stream's parameter sets.
-    let vps: [UInt8] = hex("40010c01ffff01600000030090000003000003003fba0240")
-    let sps: [UInt8] = hex("42010101600000030090000003000003003fa00a080f165ba924cae68080000003008000000f04")
-    let pps: [UInt8] = hex("4401c172b46240")
-    let sei: [UInt8] = hex("4e0105ffffe72ca2de09b51747db80")
+    static let vps: [UInt8] = hex("40010c01ffff01600000030090000003000003003fba0240")
+    static let sps: [UInt8] = hex("42010101600000030090000003000003003fa00a080f165ba924cae68080000003008000000f04")
+    static let pps: [UInt8] = hex("4401c172b46240")
+    static let sei: [UInt8] = hex("4e0105ffffe72ca2de09b51747db80")
 
     /// The 23 fixed bytes FFmpeg 5.1's own builder (`ff_isom_write_hvcc`, through the MP4
     /// muxer) wrote for these parameter sets, but for numOfArrays: FFmpeg also stores the SEI.
@@ -54,6 +58,23 @@ final class HEVCConfigurationRecordTests: XCTestCase {
         AnnexB.appendLengthPrefixed(annexB: bytes, to: &out)
         XCTAssertEqual(out, [0, 0, 0, 2, 0x40, 0x01, 0, 0, 0, 3, 0x42, 0x02, 0x03, 0, 0, 0, 3, 0x26, 0x00, 0x01])
         XCTAssertEqual(AnnexB.fromLengthPrefixed(out), [0, 0, 0, 1, 0x40, 0x01, 0, 0, 0, 1, 0x42, 0x02, 0x03, 0, 0, 0, 1, 0x26, 0x00, 0x01])
+    }
+
+    /// Parameter sets come from outside (`Muxer`, `mux`): damaged ones are refused, never a trap.
+    func testDamagedParameterSetsAreRefusedOrBuilt() {
+        let units = [vps, sps, pps]
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<2000 {
+            var annexB: [UInt8] = []
+            for unit in units {
+                var u = unit
+                for _ in 0..<Int.random(in: 0...4, using: &generator) { u[Int.random(in: 2..<u.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator) }
+                annexB += [0, 0, 0, 1] + u.prefix(Int.random(in: 2...u.count, using: &generator))
+            }
+            if let record = try? HEVCConfigurationRecord.make(fromAnnexB: annexB) {
+                XCTAssertTrue(AnnexB.isWellFormedRecord(record, hevc: true))
+            }
+        }
     }
 }
 

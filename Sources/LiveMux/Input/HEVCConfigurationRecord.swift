@@ -20,6 +20,10 @@ enum HEVCConfigurationRecord {
         guard arrays.allSatisfy({ !$0.1.isEmpty }) else {
             throw Invalid(description: "HEVC parameter sets lack a VPS, SPS or PPS: no hvcC record can be made")
         }
+        // The record's counts and lengths are 16 bits.
+        guard arrays.allSatisfy({ $0.1.count <= 0xFFFF && $0.1.allSatisfy { $0.count <= 0xFFFF } }) else {
+            throw Invalid(description: "an HEVC parameter set is over 65535 bytes: no hvcC record can hold it")
+        }
         var record = try header(fromSPS: arrays[1].1[0])
         record.append(UInt8(arrays.count))
         for (type, sets) in arrays {
