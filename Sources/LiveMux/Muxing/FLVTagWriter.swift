@@ -22,6 +22,9 @@ final class FLVTagWriter: ContainerMuxer {
     private var lastVideoTimestamp: Int64 = 0
 
     private enum TagType: UInt8 { case audio = 8, video = 9, script = 18 }
+    private static let tagHeaderSize = 11
+    /// The tag's size field has 24 bits.
+    private static let maxTagSize = 1 << 24
     /// Enhanced RTMP video packet types, and the AVCPacketType values codec 12 borrows.
     private enum VideoPacket: UInt8 { case sequenceStart = 0, codedFrames = 1, sequenceEnd = 2, codedFramesX = 3 }
     private static let isExHeader: UInt8 = 0x80
@@ -51,12 +54,12 @@ final class FLVTagWriter: ContainerMuxer {
         var out: [UInt8] = Array("FLV".utf8) + [1, (hasAudio ? 4 : 0) | (hasVideo ? 1 : 0)]
         out.appendBigEndian(9, bytes: 4)  // header size
         out.appendBigEndian(0, bytes: 4)  // PreviousTagSize0
-        appendTag(.script, timestamp: 0, body: metadata(startingAt: Int64(out.count) + 11), to: &out)
+        try appendTag(.script, timestamp: 0, body: metadata(startingAt: Int64(out.count + Self.tagHeaderSize)), to: &out)
         for s in streams {
             if s.kind == .video {
-                appendTag(.video, timestamp: 0, body: videoHeader(.sequenceStart, key: true) + record, to: &out)
+                try appendTag(.video, timestamp: 0, body: videoHeader(.sequenceStart, key: true) + record, to: &out)
             } else {
-                appendTag(.audio, timestamp: 0, body: [Self.aacFlags, Self.aacSequenceHeader] + s.parameters.extradata, to: &out)
+                try appendTag(.audio, timestamp: 0, body: [Self.aacFlags, Self.aacSequenceHeader] + s.parameters.extradata, to: &out)
             }
         }
         return try emit(out)
@@ -71,23 +74,25 @@ final class FLVTagWriter: ContainerMuxer {
                 do { changed = try HEVCConfigurationRecord.make(fromAnnexB: sets) } catch { throw LiveMuxError.input("\(error)") }
                 if changed != record {
                     record = changed
-                    appendTag(.video, timestamp: dts, body: videoHeader(.sequenceStart, key: true) + record, to: &out)
+                    try appendTag(.video, timestamp: dts, body: videoHeader(.sequenceStart, key: true) + record, to: &out)
                 }
             }
             let cts = pts - dts
             // CodedFramesX saves the three bytes of a zero composition time (enhanced only).
             let type: VideoPacket = cts == 0 && mode == .enhanced ? .codedFramesX : .codedFrames
-            var body = videoHeader(type, key: packet.isKeyframe)
-            if type == .codedFrames { body.appendBigEndian(UInt64(bitPattern: cts), bytes: 3) }
-            packet.withBytes { bytes in
-                if AnnexB.hasStartCode(bytes) { AnnexB.appendLengthPrefixed(annexB: bytes, to: &body) } else { body += bytes }
+            try appendTag(.video, timestamp: dts, to: &out) { body in
+                body += videoHeader(type, key: packet.isKeyframe)
+                if type == .codedFrames { body.appendBigEndian(UInt64(bitPattern: cts), bytes: 3) }
+                packet.withBytes { bytes in
+                    if AnnexB.hasStartCode(bytes) { AnnexB.appendLengthPrefixed(annexB: bytes, to: &body) } else { body += bytes }
+                }
             }
-            appendTag(.video, timestamp: dts, body: body, to: &out)
             lastVideoTimestamp = max(lastVideoTimestamp, dts)
         } else {
-            var body: [UInt8] = [Self.aacFlags, Self.aacRaw]
-            packet.withBytes { body += $0 }
-            appendTag(.audio, timestamp: dts, body: body, to: &out)
+            try appendTag(.audio, timestamp: dts, to: &out) { body in
+                body += [Self.aacFlags, Self.aacRaw]
+                packet.withBytes { body += $0 }
+            }
         }
         duration = max(duration, pts + d)
         return try emit(out)
@@ -96,7 +101,7 @@ final class FLVTagWriter: ContainerMuxer {
     func writeTrailer() throws -> OutputContainer.Trailer {
         var out: [UInt8] = []
         if streams.contains(where: { $0.kind == .video }) {
-            appendTag(.video, timestamp: lastVideoTimestamp, body: videoHeader(.sequenceEnd, key: true), to: &out)
+            try appendTag(.video, timestamp: lastVideoTimestamp, body: videoHeader(.sequenceEnd, key: true), to: &out)
         }
         offset += Int64(out.count)
         guard seekable else { return OutputContainer.Trailer(appended: out, updates: []) }
@@ -154,14 +159,26 @@ final class FLVTagWriter: ContainerMuxer {
 
     /// One tag: type, size, timestamp (24 bits and 7 more, as flvenc), stream id 0, body, and
     /// the PreviousTagSize after it.
-    private func appendTag(_ type: TagType, timestamp: Int64, body: [UInt8], to out: inout [UInt8]) {
+    private func appendTag(_ type: TagType, timestamp: Int64, body: [UInt8], to out: inout [UInt8]) throws {
+        try appendTag(type, timestamp: timestamp, to: &out) { $0 += body }
+    }
+
+    /// The same with the body written in place by `writeBody` (no copy of a packet's payload);
+    /// the size is filled in after it.
+    private func appendTag(_ type: TagType, timestamp: Int64, to out: inout [UInt8], writeBody: (inout [UInt8]) -> Void) throws {
+        let start = out.count
         out.append(type.rawValue)
-        out.appendBigEndian(UInt64(body.count), bytes: 3)
+        out.appendBigEndian(0, bytes: 3)  // the size, below
         out.appendBigEndian(UInt64(timestamp & 0xFFFFFF), bytes: 3)
         out.append(UInt8((timestamp >> 24) & 0x7F))
         out.appendBigEndian(0, bytes: 3)
-        out += body
-        out.appendBigEndian(UInt64(body.count + 11), bytes: 4)
+        writeBody(&out)
+        let size = out.count - start - Self.tagHeaderSize
+        guard size < Self.maxTagSize else {
+            throw LiveMuxError.unsupported("an FLV tag holds less than 16 MiB; this \(type) packet needs \(size) bytes (lower the bit rate)")
+        }
+        for i in 0..<3 { out[start + 1 + i] = UInt8(truncatingIfNeeded: size >> (8 * (2 - i))) }
+        out.appendBigEndian(UInt64(size + Self.tagHeaderSize), bytes: 4)
     }
 
     private func emit(_ bytes: [UInt8]) throws -> MuxedBytes {
