@@ -83,8 +83,9 @@ public enum MuxerWarning: String, Sendable, CaseIterable, CustomStringConvertibl
 /// threads at once. Packets of one stream must come in decoding order.
 ///
 /// Parameter changes: a new SPS/PPS (such as a new frame size) in FLV makes the muxer write a new
-/// sequence header (AVC, or HEVC's SequenceStart) before that packet. ASF cannot change its header, so there `addVideo` throws
-/// `LiveMuxError.unsupported` and drops the packet; start a new `Muxer` for the new parameters.
+/// sequence header (AVC, or HEVC's SequenceStart) before that packet. ASF cannot change its
+/// header, so there `addVideo` throws `LiveMuxError.unsupported` and drops the packet; start a
+/// new `Muxer` for the new parameters.
 public final class Muxer: @unchecked Sendable {
     // Locking: `videoLock` guards `video` and `lastVideo`; `audioLock` guards `audio`, `lastAudio`
     // and `audioFrames`; `stateLock` guards `started`, `pending`, the parameters and `warnings`.
@@ -153,7 +154,7 @@ public final class Muxer: @unchecked Sendable {
     /// above 1 lets packets wait for the mux thread in batches (see `MuxQueue`), and `recycle`
     /// takes the written packets back to the reader (see `PacketPool`).
     init(format: ContainerFormat, video: VideoStreamDescription?, audio: AudioStreamDescription?,
-         sinks: [ChunkSink], seekable: Bool, flvHEVC: FLVHEVCMode = .enhanced, queueCapacity: Int, singleProducer: Bool, wakeBatch: Int,
+         sinks: [ChunkSink], seekable: Bool, flvHEVC: FLVHEVCMode, queueCapacity: Int, singleProducer: Bool, wakeBatch: Int,
          recycle: PacketPool? = nil,
          onChunk: (@Sendable (Chunk) -> Void)?, onWarning: @escaping @Sendable (String) -> Void) throws {
         self.recycle = recycle
