@@ -22,6 +22,8 @@ final class FLVTagWriter: ContainerMuxer {
     private var lastVideoTimestamp: Int64 = 0
 
     private enum TagType: UInt8 { case audio = 8, video = 9, script = 18 }
+    private static let fileHeaderSize: UInt64 = 9
+    private static let hasAudioFlag: UInt8 = 4, hasVideoFlag: UInt8 = 1
     private static let tagHeaderSize = 11
     /// The tag's size field has 24 bits.
     private static let maxTagSize = 1 << 24
@@ -34,6 +36,8 @@ final class FLVTagWriter: ContainerMuxer {
     /// SoundFormat 10 (AAC), 44 kHz, 16-bit, stereo: the values the FLV specification fixes for AAC.
     private static let aacFlags: UInt8 = 0xAF
     private static let aacSequenceHeader: UInt8 = 0, aacRaw: UInt8 = 1
+    /// onMetaData's `audiocodecid` (SoundFormat 10) and `audiosamplesize`, as flvenc writes them for AAC.
+    private static let aacSoundFormat: Double = 10, aacSampleSize: Double = 16
 
     init(streams: [(kind: StreamKind, parameters: CodecParameters)], seekable: Bool, mode: FLVHEVCMode) throws {
         self.streams = streams
@@ -51,8 +55,8 @@ final class FLVTagWriter: ContainerMuxer {
 
     func writeHeader() throws -> MuxedBytes {
         let hasAudio = streams.contains { $0.kind == .audio }, hasVideo = streams.contains { $0.kind == .video }
-        var out: [UInt8] = Array("FLV".utf8) + [1, (hasAudio ? 4 : 0) | (hasVideo ? 1 : 0)]
-        out.appendBigEndian(9, bytes: 4)  // header size
+        var out: [UInt8] = Array("FLV".utf8) + [1, (hasAudio ? Self.hasAudioFlag : 0) | (hasVideo ? Self.hasVideoFlag : 0)]
+        out.appendBigEndian(Self.fileHeaderSize, bytes: 4)
         out.appendBigEndian(0, bytes: 4)  // PreviousTagSize0
         try appendTag(.script, timestamp: 0, body: metadata(startingAt: Int64(out.count + Self.tagHeaderSize)), to: &out)
         for s in streams {
@@ -140,8 +144,8 @@ final class FLVTagWriter: ContainerMuxer {
                             ("videodatarate", Self.amfNumber(Double(p.bitRate) / 1024)), ("videocodecid", Self.amfNumber(codecID))]
             } else {
                 entries += [("audiodatarate", Self.amfNumber(Double(p.bitRate) / 1024)),
-                            ("audiosamplerate", Self.amfNumber(Double(p.sampleRate))), ("audiosamplesize", Self.amfNumber(16)),
-                            ("stereo", [Self.amfBool, p.channelCount == 2 ? 1 : 0]), ("audiocodecid", Self.amfNumber(10))]
+                            ("audiosamplerate", Self.amfNumber(Double(p.sampleRate))), ("audiosamplesize", Self.amfNumber(Self.aacSampleSize)),
+                            ("stereo", [Self.amfBool, p.channelCount == 2 ? 1 : 0]), ("audiocodecid", Self.amfNumber(Self.aacSoundFormat))]
             }
         }
         entries.append(("encoder", [Self.amfString] + Self.amfName("LiveMux")))
