@@ -41,6 +41,8 @@ public final class CodecParameters: @unchecked Sendable {
     public var channelCount: Int { Int(pointer.pointee.ch_layout.nb_channels) }
     /// How many frames a decoder holds back for reordering (`video_delay`: B-frames); 0 when unknown.
     public var videoDelay: Int { Int(pointer.pointee.video_delay) }
+    /// Bits per second the encoder aimed at; 0 when unknown.
+    public var bitRate: Int { Int(pointer.pointee.bit_rate) }
     public var isH264: Bool { pointer.pointee.codec_id == AV_CODEC_ID_H264 }
     public var isHEVC: Bool { pointer.pointee.codec_id == AV_CODEC_ID_HEVC }
     public var isAAC: Bool { pointer.pointee.codec_id == AV_CODEC_ID_AAC }

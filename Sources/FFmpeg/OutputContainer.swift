@@ -111,6 +111,11 @@ public final class OutputContainer: @unchecked Sendable {
     public struct Trailer: Sendable {
         public var appended: [UInt8]
         public var updates: [(offset: Int64, bytes: [UInt8])]
+
+        public init(appended: [UInt8], updates: [(offset: Int64, bytes: [UInt8])]) {
+            self.appended = appended
+            self.updates = updates
+        }
     }
 
     /// Writes the trailer. A dynamic buffer cannot stand in here: it is seekable in itself, so the

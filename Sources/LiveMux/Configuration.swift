@@ -13,14 +13,6 @@ public enum ContainerFormat: String, Sendable, CaseIterable {
         if lower.hasSuffix(".flv") { return .flv }
         return nil
     }
-
-    /// Whether FFmpeg 5.1's muxer for this container can carry the video codec.
-    public func carries(_ codec: VideoCodec) -> Bool {
-        switch (self, codec) {
-        case (.flv, .hevc): return false  // FFmpeg 5.1's FLV muxer has no HEVC
-        default: return true
-        }
-    }
 }
 
 public enum VideoCodec: String, Sendable, CaseIterable {

@@ -59,8 +59,7 @@ public final class Pipeline: @unchecked Sendable {
         if let audio { streams.append(try audio.streamDescription()) }
         // Live (pipe) ASF gets small packets: a payload waits in the open ASF packet until later
         // ones fill it, so 1400 bytes instead of 3200 cut that wait (docs/latency.md).
-        session = try MuxSession(queue: queue, outputs: config.outputs, videoCodec: wantVideo ? config.video.codec : nil,
-                                 streams: streams, streamingASFPacketSize: MuxSession.liveASFPacketSize,
+        session = try MuxSession(queue: queue, outputs: config.outputs, streams: streams, streamingASFPacketSize: MuxSession.liveASFPacketSize,
                                  statistics: statistics, report: report)
         // Video encodes on a thread of its own, overlapping capture; audio is cheap enough to
         // encode on its capture thread.
@@ -77,7 +76,7 @@ public final class Pipeline: @unchecked Sendable {
     /// Refuses what cannot work, with a message that says what would.
     static func validate(_ c: RecordConfiguration) throws {
         if !c.recordVideo && !c.recordAudio { throw LiveMuxError.invalid("nothing to record: --no-video and --no-audio together") }
-        try c.outputs.validate(videoCodec: c.recordVideo ? c.video.codec : nil)
+        try c.outputs.validate()
     }
 
     /// Starts the capture threads and the mux thread.

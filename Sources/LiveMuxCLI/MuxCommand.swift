@@ -28,7 +28,8 @@ struct MuxCommand {
       -o FILE|-             where to write; '-' is stdout (a streamable container)
       -f asf|flv            container (default: from the file name, .asf/.wmv or .flv; ASF for
                             stdout; any other name needs -f, as in record)
-                            FLV in FFmpeg 5.1 carries H.264 only; ASF carries both.
+      --flv-hevc enhanced|codec12  how FLV carries HEVC: Enhanced RTMP (FourCC hvc1) or codec
+                            id 12 (default: enhanced; ignored for H.264)
       -y                    overwrite the output file if it exists
       -n                    never overwrite: refuse if it exists (also the default without -y)
 
@@ -60,6 +61,7 @@ struct MuxCommand {
             case "--audio": c.audio = try reader.value(for: opt)
             case "--fps", "-r": c.fps = try Values.frameRate(try reader.value(for: opt), option: opt.name)
             case "-f", "--format": format = try Values.choice(try reader.value(for: opt), option: opt.name, as: ContainerFormat.self)
+            case "--flv-hevc": c.outputs.flvHEVC = try Values.choice(try reader.value(for: opt), option: opt.name, as: FLVHEVCMode.self)
             case "-o", "--output":
                 guard output == nil else { throw UsageError("mux writes one output: give -o once") }
                 let o = try reader.value(for: opt)

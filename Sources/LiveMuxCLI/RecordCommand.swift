@@ -55,6 +55,8 @@ struct RecordCommand {
       -f asf|flv            container of the next -o (after the last -o: of that one);
                             default: from the file name (.asf/.wmv, .flv), FLV for URLs,
                             ASF for stdout; any other name needs -f
+      --flv-hevc enhanced|codec12  how FLV carries HEVC: Enhanced RTMP (FourCC hvc1) or codec
+                            id 12 (default: enhanced; ignored for H.264)
       --reconnect-delay S   first wait before reconnecting a failed URL output (default: 0.5);
                             every wait is jittered by up to ±20%, so 0.5 is 0.4 to 0.6
       --reconnect-max-delay S  longest wait between attempts, doubling from the first (default: 10)
@@ -88,7 +90,7 @@ struct RecordCommand {
     USAGE: livemux serve [--listen HOST:PORT] [record options] [-o OUTPUT …]
 
     Serves the live stream over HTTP to any number of viewers from one encode:
-      http://HOST:PORT/live.flv   (H.264 only)   and   http://HOST:PORT/live.asf
+      http://HOST:PORT/live.flv   and   http://HOST:PORT/live.asf
     A viewer joining mid-stream starts at the latest keyframe. -o outputs work as in record.
 
       --listen HOST:PORT    address to listen on (default: 127.0.0.1:8080). HOST is an IPv4
@@ -125,6 +127,7 @@ struct RecordCommand {
             case "--no-realtime": c.realtime = false
             case "--realtime": c.realtime = true
             case "--vcodec", "-c:v": c.video.codec = try Values.choice(try reader.value(for: opt), option: opt.name, as: VideoCodec.self)
+            case "--flv-hevc": c.outputs.flvHEVC = try Values.choice(try reader.value(for: opt), option: opt.name, as: FLVHEVCMode.self)
             case "--size", "-s":
                 (c.video.width, c.video.height) = try Values.size(try reader.value(for: opt), option: opt.name)
             case "--fps", "-r": c.video.fps = try Values.frameRate(try reader.value(for: opt), option: opt.name)
@@ -221,9 +224,6 @@ struct RecordCommand {
             if case .network(let url) = o.destination, url.lowercased().hasPrefix("rtmp"), o.format != .flv {
                 throw UsageError("RTMP carries FLV only: drop -f \(o.format.rawValue) for \(o.destination.description)")
             }
-        }
-        for o in c.outputs.destinations where c.recordVideo && !o.format.carries(c.video.codec) {
-            throw UsageError("\(o.format.rawValue.uppercased()) cannot carry \(c.video.codec.rawValue.uppercased()) with FFmpeg 5.1: use -f asf for HEVC, or --vcodec h264 for FLV")
         }
         try Self.checkFiles(c, overwrite: cmd.overwrite)
         c.outputs.overwriteFiles = cmd.overwrite == .always

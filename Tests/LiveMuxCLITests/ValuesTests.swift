@@ -72,7 +72,11 @@ final class ValuesTests: XCTestCase {
         XCTAssertThrowsError(try RecordCommand.parse(["-t", "-1", "-o", "a.asf"]))
         XCTAssertThrowsError(try RecordCommand.parse(["-o", "x.mp4"]), "no container from the name")
         XCTAssertThrowsError(try RecordCommand.parse(["--bogus"]))
-        XCTAssertThrowsError(try RecordCommand.parse(["--vcodec", "hevc", "-o", "a.flv"]), "HEVC in FLV")
+        XCTAssertEqual(try RecordCommand.parse(["--vcodec", "hevc", "-o", "a.flv"]).configuration.outputs.flvHEVC, .enhanced)
+        XCTAssertEqual(try RecordCommand.parse(["--flv-hevc", "codec12", "-o", "a.flv"]).configuration.outputs.flvHEVC, .codec12,
+                       "taken with H.264 too, where it changes nothing")
+        XCTAssertThrowsError(try RecordCommand.parse(["--flv-hevc", "hvc1", "-o", "a.flv"]))
+        XCTAssertEqual(try MuxCommand.parse(["--video", "v.hevc", "--flv-hevc", "codec12", "-o", "a.flv"]).configuration.outputs.flvHEVC, .codec12)
     }
 
     func testSourceSpecs() {

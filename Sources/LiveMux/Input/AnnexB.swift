@@ -41,6 +41,44 @@ enum AnnexB {
         return found
     }
 
+    /// The range of each NAL unit in Annex B `bytes`, without start codes or the zero bytes
+    /// before the next start code (trailing_zero_8bits).
+    static func nalUnitRanges<Bytes: RandomAccessCollection>(_ bytes: Bytes) -> [Range<Int>]
+    where Bytes.Element == UInt8, Bytes.Index == Int {
+        var ranges: [Range<Int>] = []
+        var start: Int? = nil
+        var i = bytes.startIndex
+        func close(at end: Int) {
+            guard let s = start else { return }
+            var e = end
+            while e > s && bytes[e - 1] == 0 { e -= 1 }
+            if e > s { ranges.append(s..<e) }
+        }
+        while i + 2 < bytes.endIndex {
+            if bytes[i] == 0 && bytes[i + 1] == 0 && bytes[i + 2] == 1 {
+                close(at: i)
+                start = i + 3
+                i += 3
+            } else {
+                // A start code needs two zeros: after a byte above 1, skip ahead by three.
+                i += bytes[i + 2] > 1 ? 3 : 1
+            }
+        }
+        close(at: bytes.endIndex)
+        return ranges
+    }
+
+    /// Annex B NAL units rewritten as 4-byte length-prefixed ones (what FLV and MP4 store),
+    /// appended to `out`.
+    static func appendLengthPrefixed<Bytes: RandomAccessCollection>(annexB bytes: Bytes, to out: inout [UInt8])
+    where Bytes.Element == UInt8, Bytes.Index == Int {
+        for unit in nalUnitRanges(bytes) {
+            let n = unit.count
+            out += [UInt8(truncatingIfNeeded: n >> 24), UInt8(truncatingIfNeeded: n >> 16), UInt8(truncatingIfNeeded: n >> 8), UInt8(truncatingIfNeeded: n)]
+            out += bytes[unit]
+        }
+    }
+
     /// Length-prefixed NAL units rewritten with start codes; nil unless `isLengthPrefixed`.
     static func fromLengthPrefixed<Bytes: RandomAccessCollection>(_ bytes: Bytes, lengthSize: Int = 4) -> [UInt8]?
     where Bytes.Element == UInt8, Bytes.Index == Int {

@@ -6,7 +6,7 @@ final class ContainerWriter: @unchecked Sendable {
     // Used by the mux thread only.
     let format: ContainerFormat
     let seekable: Bool
-    private let container: OutputContainer
+    private let container: any ContainerMuxer
     private var streamIndex = PerStream<Int?>(repeating: nil)
     private var outputTimeBase = PerStream<Rational?>(repeating: nil)
     private var lastDTS = PerStream<Int64?>(repeating: nil)
@@ -19,9 +19,17 @@ final class ContainerWriter: @unchecked Sendable {
         let timeBase: Rational
     }
 
-    init(format: ContainerFormat, seekable: Bool, streams: [StreamDescription], asfPacketSize: Int? = nil) throws {
+    init(format: ContainerFormat, seekable: Bool, streams: [StreamDescription], asfPacketSize: Int? = nil,
+         flvHEVC: FLVHEVCMode = .enhanced) throws {
         self.format = format
         self.seekable = seekable
+        let sorted = streams.sorted(by: { $0.kind < $1.kind })
+        if format == .flv && sorted.contains(where: { $0.kind == .video && $0.parameters.isHEVC }) {
+            // FFmpeg 5.1's FLV muxer has no HEVC: LiveMux writes these FLV tags itself.
+            container = try FLVTagWriter(streams: sorted.map { ($0.kind, $0.parameters) }, seekable: seekable, mode: flvHEVC)
+            for (i, s) in sorted.enumerated() { streamIndex[s.kind] = i }
+            return
+        }
         var options: [(String, String)] = []
         switch format {
         case .flv where !seekable:
@@ -31,8 +39,8 @@ final class ContainerWriter: @unchecked Sendable {
             if let size = asfPacketSize { options.append(("packet_size", String(size))) }
         default: break
         }
-        container = try OutputContainer(formatName: format.muxerName, seekable: seekable, options: options)
-        for s in streams.sorted(by: { $0.kind < $1.kind }) {
+        let container = try OutputContainer(formatName: format.muxerName, seekable: seekable, options: options)
+        for s in sorted {
             // FFmpeg 5.1's ASF tables have no HEVC tag; `HEVC` is the fourcc players (VLC) map.
             let hevcInASF = format == .asf && s.parameters.isHEVC
             guard hevcInASF || OutputContainer.canCarry(s.parameters, formatName: format.muxerName) else {
@@ -40,6 +48,7 @@ final class ContainerWriter: @unchecked Sendable {
             }
             streamIndex[s.kind] = try container.addStream(s.parameters, timeBase: s.timeBase, codecTag: hevcInASF ? "HEVC" : nil)
         }
+        self.container = container
     }
 
     func header() throws -> Chunk {

@@ -36,6 +36,7 @@ final class MuxSession: @unchecked Sendable {
     /// ASF packet size for streams (pipes, URLs, viewers), where a payload waits in the open ASF
     /// packet until later ones fill it; nil: the muxer's 3200 bytes.
     private let streamingASFPacketSize: Int?
+    private let flvHEVC: FLVHEVCMode
     private let server: HTTPServer?
     private let producers = DispatchGroup()
     private let muxDone = DispatchGroup()
@@ -50,11 +51,10 @@ final class MuxSession: @unchecked Sendable {
     /// The outputs must have been validated (`Outputs.validate`).
     ///
     /// - Parameters:
-    ///   - videoCodec: the video stream's codec, if there is video (which containers viewers get).
     ///   - streams: the streams' parameters, when they are known now (else `start(streams:)`).
     ///   - extraRoute: sinks of the caller's own for one container (the `Muxer`'s sinks).
     ///   - streamingASFPacketSize: see the property.
-    init(queue: MuxQueue, outputs: Outputs, videoCodec: VideoCodec?, streams: [ContainerWriter.StreamDescription]?,
+    init(queue: MuxQueue, outputs: Outputs, streams: [ContainerWriter.StreamDescription]?,
          extraRoute: (format: ContainerFormat, seekable: Bool, sinks: [ChunkSink])? = nil,
          streamingASFPacketSize: Int? = nil, statistics: Statistics = Statistics(), recycle: PacketPool? = nil,
          report: @escaping @Sendable (String) -> Void) throws {
@@ -74,18 +74,19 @@ final class MuxSession: @unchecked Sendable {
             if case .file = spec.destination { return (route(spec.format, seekable: true), spec.destination) }
             return (route(spec.format, seekable: false), spec.destination)
         }
-        // Live viewers: one hub per container that carries the video, fed by its streaming muxer.
+        // Live viewers: one hub per container, fed by its streaming muxer.
         var hubs: [String: StreamHub] = [:]
         let countDropped: @Sendable (Int) -> Void = { statistics.countOutputDropped($0) }
         if outputs.listen != nil {
-            for format in ContainerFormat.allCases where videoCodec.map(format.carries) ?? true {
+            for format in ContainerFormat.allCases {
                 let hub = StreamHub(name: "/live.\(format.rawValue)", contentType: format == .flv ? "video/x-flv" : "video/x-ms-asf",
                                     queueLimit: outputs.queueCapacity, countDropped: countDropped)
                 hubs[hub.name] = hub
                 routes[route(format, seekable: false)].sinks.append(hub)
             }
         }
-        if let streams { try Self.makeWriters(&routes, streams, streamingASFPacketSize: streamingASFPacketSize) }
+        flvHEVC = outputs.flvHEVC
+        if let streams { try Self.makeWriters(&routes, streams, streamingASFPacketSize: streamingASFPacketSize, flvHEVC: flvHEVC) }
         self.routes = routes
         outputNames = outputs.destinations.map(\.destination.description)
         server = try outputs.listen.map { try HTTPServer(address: $0, routes: hubs) }
@@ -102,11 +103,11 @@ final class MuxSession: @unchecked Sendable {
     }
 
     private static func makeWriters(_ routes: inout [Route], _ streams: [ContainerWriter.StreamDescription],
-                                    streamingASFPacketSize: Int?) throws {
+                                    streamingASFPacketSize: Int?, flvHEVC: FLVHEVCMode) throws {
         for i in routes.indices where routes[i].writer == nil {
             let r = routes[i]
             routes[i].writer = try ContainerWriter(format: r.format, seekable: r.seekable, streams: streams,
-                                                   asfPacketSize: r.seekable ? nil : streamingASFPacketSize)
+                                                   asfPacketSize: r.seekable ? nil : streamingASFPacketSize, flvHEVC: flvHEVC)
         }
     }
 
@@ -123,7 +124,7 @@ final class MuxSession: @unchecked Sendable {
 
     /// Makes the writers for streams that became known after `init`, then starts.
     func start(streams: [ContainerWriter.StreamDescription]) throws {
-        try Self.makeWriters(&routes, streams, streamingASFPacketSize: streamingASFPacketSize)
+        try Self.makeWriters(&routes, streams, streamingASFPacketSize: streamingASFPacketSize, flvHEVC: flvHEVC)
         start()
     }
 

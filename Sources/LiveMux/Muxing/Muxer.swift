@@ -3,7 +3,7 @@ import FFmpeg
 
 /// The video stream a `Muxer` is given.
 public struct VideoStreamDescription: Sendable, Equatable {
-    /// H.264 or HEVC (FLV in FFmpeg 5.1 carries only H.264).
+    /// H.264 or HEVC.
     public var codec: VideoCodec
     /// Frame size; nil to read it from the parameter sets.
     public var width: Int?
@@ -83,8 +83,9 @@ public enum MuxerWarning: String, Sendable, CaseIterable, CustomStringConvertibl
 /// threads at once. Packets of one stream must come in decoding order.
 ///
 /// Parameter changes: a new SPS/PPS (such as a new frame size) in FLV makes the muxer write a new
-/// AVC sequence header before that packet. ASF cannot change its header, so there `addVideo` throws
-/// `LiveMuxError.unsupported` and drops the packet; start a new `Muxer` for the new parameters.
+/// sequence header (AVC, or HEVC's SequenceStart) before that packet. ASF cannot change its
+/// header, so there `addVideo` throws `LiveMuxError.unsupported` and drops the packet; start a
+/// new `Muxer` for the new parameters.
 public final class Muxer: @unchecked Sendable {
     // Locking: `videoLock` guards `video` and `lastVideo`; `audioLock` guards `audio`, `lastAudio`
     // and `audioFrames`; `stateLock` guards `started`, `pending`, the parameters and `warnings`.
@@ -128,6 +129,7 @@ public final class Muxer: @unchecked Sendable {
     ///   - sinks: destinations for the chunks (`FileSink`, `StandardOutputSink`, your own).
     ///   - seekable: true when every destination applies the trailer's updates to earlier bytes (a
     ///     file: the header then gets the true duration and ASF an index); false for a stream.
+    ///   - flvHEVC: how FLV signals HEVC (Enhanced RTMP's FourCC, or codec id 12).
     ///   - queueCapacity: packets each stream may queue before `add…` waits for the mux thread.
     ///   - singleProducer: true when one thread may add both streams' packets (then a stream
     ///     that gets `queueCapacity` packets ahead is released rather than waiting forever for
@@ -135,11 +137,14 @@ public final class Muxer: @unchecked Sendable {
     ///   - onChunk: called on the mux thread with every chunk; must not block for long.
     ///   - onWarning: called with a line the first time each kind of bad packet is dropped.
     public convenience init(format: ContainerFormat, video: VideoStreamDescription?, audio: AudioStreamDescription?,
-                            sinks: [ChunkSink] = [], seekable: Bool = false, queueCapacity: Int = 256,
+                            sinks: [ChunkSink] = [], seekable: Bool = false, flvHEVC: FLVHEVCMode = .enhanced,
+                            queueCapacity: Int = 256,
                             singleProducer: Bool = true,
                             onChunk: (@Sendable (Chunk) -> Void)? = nil,
                             onWarning: @escaping @Sendable (String) -> Void = { _ in }) throws {
-        try self.init(video: video, audio: audio, route: (format, seekable, sinks), outputs: Outputs(),
+        var outputs = Outputs()
+        outputs.flvHEVC = flvHEVC
+        try self.init(video: video, audio: audio, route: (format, seekable, sinks), outputs: outputs,
                       queueCapacity: queueCapacity, singleProducer: singleProducer, wakeBatch: 1,
                       onChunk: onChunk, onWarning: onWarning)
     }
@@ -158,13 +163,8 @@ public final class Muxer: @unchecked Sendable {
         guard video != nil || audio != nil else { throw LiveMuxError.invalid("a muxer needs a video or an audio stream") }
         var formats = Set(outputs.destinations.map(\.format))
         if let route { formats.insert(route.format) }
-        if outputs.listen != nil {
-            formats.formUnion(ContainerFormat.allCases.filter { format in video.map { format.carries($0.codec) } ?? true })
-        }
-        if !outputs.destinations.isEmpty || outputs.listen != nil { try outputs.validate(videoCodec: video?.codec) }
-        if let v = video, let route, !route.format.carries(v.codec) {
-            throw LiveMuxError.unsupported("\(route.format.rawValue.uppercased()) cannot carry \(v.codec.rawValue.uppercased()) with FFmpeg 5.1 (use ASF for HEVC)")
-        }
+        if outputs.listen != nil { formats.formUnion(ContainerFormat.allCases) }
+        if !outputs.destinations.isEmpty || outputs.listen != nil { try outputs.validate() }
         if let a = audio {
             guard a.sampleRate > 0, a.channels > 0 else {
                 throw LiveMuxError.invalid("audio needs a sample rate and a channel count above 0")
@@ -189,7 +189,7 @@ public final class Muxer: @unchecked Sendable {
         if onChunk != nil || !hasOutputs {
             callbackRoute = (route?.format ?? formats.first ?? .flv, route?.seekable ?? false, (route?.sinks ?? []) + [delivery])
         }
-        session = try MuxSession(queue: queue, outputs: outputs, videoCodec: video?.codec, streams: nil, extraRoute: callbackRoute,
+        session = try MuxSession(queue: queue, outputs: outputs, streams: nil, extraRoute: callbackRoute,
                                  streamingASFPacketSize: streamingASFPacketSize, statistics: statistics, recycle: recycle,
                                  report: onWarning)
         if let v = self.video, v.isReady { videoParameters = try parameters(of: v) }

@@ -14,11 +14,13 @@ public struct Outputs: Sendable {
     public var queueCapacity = 512
     /// Replace output files that exist; when false, an existing regular file is an error.
     public var overwriteFiles = true
+    /// How FLV outputs (files, stdout, URLs, /live.flv) signal HEVC; H.264 needs no choice.
+    public var flvHEVC = FLVHEVCMode.enhanced
 
     public init() {}
 
     /// Refuses what cannot work, with a message that says what would.
-    func validate(videoCodec: VideoCodec?) throws {
+    func validate() throws {
         if destinations.isEmpty && listen == nil { throw LiveMuxError.invalid("no output: give -o FILE or -o -") }
         for o in destinations {
             guard case .network(let url) = o.destination else { continue }
@@ -26,11 +28,6 @@ public struct Outputs: Sendable {
             FFmpegLogRedaction.redact(secretParts(of: url))
             guard NetworkOutput.canWrite(url: url) else {
                 throw LiveMuxError.unsupported("cannot write to \(maskedURL(url)): this FFmpeg has no protocol for it (use rtmp://, srt://, tcp:// or udp://)")
-            }
-        }
-        if let codec = videoCodec {
-            for o in destinations where !o.format.carries(codec) {
-                throw LiveMuxError.unsupported("\(o.format.rawValue.uppercased()) cannot carry \(codec.rawValue.uppercased()) with FFmpeg 5.1: use -f asf for HEVC")
             }
         }
         var files = Set<String>()

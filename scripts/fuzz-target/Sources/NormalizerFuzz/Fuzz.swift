@@ -1,7 +1,8 @@
 import FuzzDriver
 import LiveMux
 
-/// libFuzzer's entry point. The first byte picks the container, the codec and the packaging; the
+/// libFuzzer's entry point. The first byte picks the container, the codec (and how FLV signals
+/// HEVC: LiveMux's own FLV tags and hvcC builder read the parameter sets) and the packaging; the
 /// rest is cut into packets by 2-byte big-endian lengths (what is left over is the last packet).
 /// Every packet goes to a fresh muxer as video or audio: bad bytes must be counted or refused,
 /// never crash.
@@ -11,7 +12,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     guard let mode = bytes.first else { return 0 }
     LogLevel.quiet.apply()
     let format: ContainerFormat = mode & 1 == 0 ? .asf : .flv
-    let codec: VideoCodec = mode & 2 == 0 || format == .flv ? .h264 : .hevc
+    let codec: VideoCodec = mode & 2 == 0 ? .h264 : .hevc
     let audioOnly = mode & 4 != 0
     var packets: [[UInt8]] = []
     var i = 1
@@ -27,7 +28,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         let muxer = try Muxer(format: format,
                               video: audioOnly ? nil : VideoStreamDescription(codec: codec),
                               audio: AudioStreamDescription(sampleRate: 44100, channels: 2),
-                              onChunk: { _ in })
+                              flvHEVC: mode & 64 == 0 ? .enhanced : .codec12, onChunk: { _ in })
         for (n, p) in packets.enumerated() {
             if audioOnly || mode & 8 != 0 && n % 2 == 1 {
                 try? muxer.addAudio(p, pts: Int64(n) * 1024, timescale: 44100)
