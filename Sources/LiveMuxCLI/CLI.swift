@@ -120,9 +120,7 @@ public enum CLI {
             if !cmd.quiet { Terminal.warning(message) }
         }
         defer { stats?.finish() }
-        if !cmd.quiet, !pipeline.viewerURLs.isEmpty {
-            Terminal.write("serving viewers at \(pipeline.viewerURLs.joined(separator: " and "))\n")
-        }
+        if !cmd.quiet { announce(viewers: pipeline.viewerURLs) }
         return supervise(quiet: cmd.quiet, verbose: cmd.verbose, snapshot: { pipeline.statisticsSnapshot }, stop: pipeline.stop, wait: pipeline.wait) {
             pipeline.start()
             stats?.start(pipeline)
@@ -136,7 +134,14 @@ public enum CLI {
         let job = try FileMuxJob(cmd.configuration) { message in
             if !cmd.quiet { Terminal.warning(message) }
         }
+        if !cmd.quiet { announce(viewers: job.viewerURLs) }
         return supervise(quiet: cmd.quiet, verbose: cmd.verbose, remux: true, snapshot: { job.statisticsSnapshot }, stop: job.stop, wait: job.wait, start: job.start)
+    }
+
+    /// With an HTTP server: where viewers connect, once, before the job starts.
+    private static func announce(viewers urls: [String]) {
+        guard !urls.isEmpty else { return }
+        Terminal.write("serving viewers at \(urls.joined(separator: " and "))\n")
     }
 
     /// Runs a job to its end: the first SIGINT/SIGTERM stops it gracefully, the progress line shows

@@ -132,6 +132,13 @@ final class ReadmeExampleTests: XCTestCase {
                     setup: ["ffmpeg -v error -f lavfi -i \(Self.sources) -c:a aac movie.mp4"]) { _, r in
                 Self.onlyLivemux(r)
             },
+            Example(readme: "livemux mux --input movie.mp4 -o rtmp://live.example.com/app/KEY -o movie.flv",
+                    changes: [("rtmp://live.example.com/app/", "rtmp://127.0.0.1:\(rtmpPort ?? 0)/live/")],
+                    setup: ["ffmpeg -v error -f lavfi -i \(Self.sources) -c:a aac movie.mp4"],
+                    skip: rtmpPort == nil ? "nginx with libnginx-mod-rtmp missing: run scripts/setup --test" : nil) { d, r in
+                XCTAssertFalse(r.stderr.contains("/KEY"), r.stderr)
+                XCTAssertEqual(try Tools.probe("\(d)/movie.flv").stream("video")?.packetCount, 30)
+            },
             Example(readme: "livemux record -y -t 10 -o demo.asf", changes: [("-t 10", "-t 1")], setup: ["echo old > demo.asf"]) { d, _ in
                 try Self.decodes("\(d)/demo.asf")
             },

@@ -276,6 +276,9 @@ public final class FileMuxJob: @unchecked Sendable {
         }
     }
 
+    /// With `--listen`: the URLs viewers can open (with the port bound, if 0 was asked for).
+    public var viewerURLs: [String] { session.viewerURLs }
+
     /// Counters for the progress line.
     public var statisticsSnapshot: StatisticsSnapshot { muxer.statisticsSnapshot }
 

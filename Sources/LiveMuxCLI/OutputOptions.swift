@@ -1,0 +1,136 @@
+import Foundation
+import LiveMux
+
+/// The output options `record`, `serve` and `mux` share, and the `Outputs` they make: `-o`
+/// (repeatable: files, stdout, URLs), `-f` for the next `-o`, `-y`/`-n`, `--flv-hevc`, the
+/// reconnect policy, the per-output queue and `--listen`.
+struct OutputOptions {
+    private var named: [(name: String, format: ContainerFormat?)] = []
+    private var pendingFormat: ContainerFormat?
+    private var overwrite = OutputFiles.Overwrite.refuse
+    private(set) var outputs = Outputs()
+    /// Said once each before the job starts (unless -q): a name that disagrees with -f, a
+    /// non-loopback --listen.
+    private(set) var warnings: [String] = []
+
+    static let help = """
+      -o FILE|-|URL         where to write; '-' is stdout (a streamable container); a URL
+                            (rtmp://host/app/KEY, srt://, tcp://, udp://) is pushed live, each
+                            with its own queue, reconnecting after failures. Repeatable: every
+                            output gets the same streams.
+      -f asf|flv            container of the next -o (after the last -o: of that one);
+                            default: from the file name (.asf/.wmv, .flv), FLV for URLs,
+                            ASF for stdout; any other name needs -f
+      --flv-hevc enhanced|codec12  how FLV carries HEVC: Enhanced RTMP (FourCC hvc1) or codec
+                            id 12 (default: enhanced; ignored for H.264)
+      --reconnect-delay S   first wait before reconnecting a failed URL output (default: 0.5);
+                            every wait is jittered by up to ±20%, so 0.5 is 0.4 to 0.6
+      --reconnect-max-delay S  longest wait between attempts, doubling from the first (default: 10)
+      --reconnect-attempts N   reconnect attempts in a row before a URL output is given up
+                            (default: 10); the others go on, and the run then exits 1
+      --output-queue N      chunks a URL output or HTTP viewer may lag before video is dropped
+                            (default: 512)
+      -y                    overwrite output files that exist
+      -n                    never overwrite: refuse if an output file exists (also the
+                            default without -y: livemux does not ask)
+    """
+
+    static let listenHelp = """
+      --listen HOST:PORT    serve live viewers over HTTP (/live.flv, /live.asf). HOST is an IPv4
+                            address, [IPv6] such as [::1], or localhost (127.0.0.1); a bare
+                            PORT (8080 or :8080) means 127.0.0.1; port 0 picks a free one.
+                            Loopback unless told otherwise: 0.0.0.0:8080 or [::]:8080 let other
+                            machines watch (with a warning). The viewer URLs are printed at start.
+    """
+
+    /// Takes `option` if it is an output option (`--listen` only when `listen` allows it);
+    /// false when it is not one.
+    mutating func take(_ option: (name: String, inline: String?), from reader: inout ArgumentReader, listen: Bool) throws -> Bool {
+        switch option.name {
+        case "-f", "--format":
+            // Like ffmpeg, -f names the container of the next -o.
+            pendingFormat = try Values.choice(try reader.value(for: option), option: option.name, as: ContainerFormat.self)
+        case "-o", "--output":
+            let o = try reader.value(for: option)
+            guard !o.isEmpty else { throw UsageError("-o needs a file name, - for stdout, or a URL") }
+            named.append((o, pendingFormat))
+            pendingFormat = nil
+        case "-y", "-n": overwrite = try OutputFiles.overwrite(option.name, current: overwrite)
+        case "--flv-hevc": outputs.flvHEVC = try Values.choice(try reader.value(for: option), option: option.name, as: FLVHEVCMode.self)
+        case "--reconnect-delay": outputs.reconnect.firstDelay = try Values.seconds(try reader.value(for: option), option: option.name)
+        case "--reconnect-max-delay": outputs.reconnect.maxDelay = try Values.seconds(try reader.value(for: option), option: option.name)
+        case "--reconnect-attempts":
+            outputs.reconnect.attempts = try Values.integer(try reader.value(for: option), option: option.name, range: 0...1_000_000)
+        case "--output-queue":
+            outputs.queueCapacity = try Values.integer(try reader.value(for: option), option: option.name, range: 8...1_000_000)
+        case "--listen" where listen:
+            let v = try reader.value(for: option)
+            guard let address = ListenAddress.parse(v) else {
+                throw UsageError("--listen takes [HOST:]PORT, such as 127.0.0.1:8080, localhost:8080, [::1]:8080 or 8080, not '\(v)'")
+            }
+            if !address.isLoopback {
+                warnings.append("--listen \(address.description) is not loopback: anyone who can reach this machine can watch (use 127.0.0.1 to keep it local)")
+            }
+            outputs.listen = address
+        default:
+            return false
+        }
+        return true
+    }
+
+    /// Listens where `serve` does unless `--listen` says otherwise.
+    mutating func listenByDefault() { outputs.listen = ListenAddress(port: 8080) }
+
+    /// Whether an output is a URL or live viewers, which need packets at their own pace.
+    var isLive: Bool {
+        outputs.listen != nil || outputs.destinations.contains { if case .network = $0.destination { return true } else { return false } }
+    }
+
+    /// Resolves every `-o` to its container and checks what cannot work before anything is
+    /// created: an unknown container, RTMP without FLV, stdout twice, a directory, a file that
+    /// is also an input (`inputs`: paths), one file named twice, one that exists without -y.
+    mutating func finish(inputs: [String]) throws {
+        guard !named.isEmpty || outputs.listen != nil else { throw UsageError("no output: give -o FILE, -o - for stdout, or a URL") }
+        // A -f after the last -o names that output's container (`-o - -f flv`).
+        if let f = pendingFormat {
+            guard !named.isEmpty, named[named.count - 1].format == nil else {
+                throw UsageError("-f \(f.rawValue) after the last -o has no output to apply to")
+            }
+            named[named.count - 1].format = f
+        }
+        var warnings = self.warnings
+        outputs.destinations = try named.map { (name, format) in
+            let destination = Destination.parse(name)
+            var fallback: ContainerFormat? = nil
+            if case .network = destination { fallback = .flv }  // streamable, and what RTMP carries
+            if destination == .standardOutput { fallback = .asf }
+            let (f, warning) = try OutputFiles.container(of: name, given: format, fallback: fallback)
+            if let warning, case .file = destination { warnings.append(warning) }
+            if case .network(let url) = destination, url.lowercased().hasPrefix("rtmp"), f != .flv {
+                throw UsageError("RTMP carries FLV only: drop -f \(f.rawValue) for \(destination.description)")
+            }
+            return OutputSpec(destination: destination, format: f)
+        }
+        self.warnings = warnings
+        if outputs.destinations.filter({ $0.destination == .standardOutput }).count > 1 {
+            throw UsageError("stdout can take only one output (-o - appears twice)")
+        }
+        try checkFiles(inputs: inputs)
+        outputs.overwriteFiles = overwrite == .always
+    }
+
+    private func checkFiles(inputs: [String]) throws {
+        func canonical(_ path: String) -> String {
+            URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL.path
+        }
+        let inputs = inputs.map(canonical)
+        var seen = Set<String>()
+        for o in outputs.destinations {
+            guard case .file(let path) = o.destination else { continue }
+            let key = canonical(path)
+            if inputs.contains(key) { throw UsageError("-o \(path) is also the input: writing over it would destroy it; choose another file") }
+            if !seen.insert(key).inserted { throw UsageError("two outputs write to \(path): give each -o its own file") }
+            try OutputFiles.check(path, overwrite, format: o.format)
+        }
+    }
+}
