@@ -61,10 +61,3 @@ func received<Value>(_ code: Int32, _ value: Value, _ function: @autoclosure () 
 func outOfMemory(_ function: String) -> FFmpegError {
     FFmpegError(code: lm_averror(ENOMEM), function: function)
 }
-
-/// What a `receive` call produced: EAGAIN and EOF are states, not errors.
-public enum Received<Value> {
-    case value(Value)
-    case needsInput
-    case endOfStream
-}

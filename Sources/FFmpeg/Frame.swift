@@ -60,31 +60,3 @@ public final class Frame: @unchecked Sendable {
 
     public func makeWritable() throws { try check(av_frame_make_writable(pointer), "av_frame_make_writable") }
 }
-
-/// A pixel format by name (`av_get_pix_fmt`), kept as its raw value.
-public struct PixelFormat: Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: Int32
-    public init(rawValue: Int32) { self.rawValue = rawValue }
-    public init?(name: String) {
-        let v = av_get_pix_fmt(name)
-        if v == AV_PIX_FMT_NONE { return nil }
-        rawValue = v.rawValue
-    }
-    public static let yuv420p = PixelFormat(rawValue: AV_PIX_FMT_YUV420P.rawValue)
-    public var description: String {
-        av_get_pix_fmt_name(AVPixelFormat(rawValue: rawValue)).map { String(cString: $0) } ?? "none"
-    }
-    var av: AVPixelFormat { AVPixelFormat(rawValue: rawValue) }
-}
-
-/// An audio sample format, kept as its raw value.
-public struct SampleFormat: Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: Int32
-    public init(rawValue: Int32) { self.rawValue = rawValue }
-    public static let floatPlanar = SampleFormat(rawValue: AV_SAMPLE_FMT_FLTP.rawValue)
-    public static let s16 = SampleFormat(rawValue: AV_SAMPLE_FMT_S16.rawValue)
-    public var description: String {
-        av_get_sample_fmt_name(AVSampleFormat(rawValue: rawValue)).map { String(cString: $0) } ?? "none"
-    }
-    var av: AVSampleFormat { AVSampleFormat(rawValue: rawValue) }
-}

@@ -100,9 +100,3 @@ enum Values {
         return v
     }
 }
-
-/// A mistake on the command line: exit code 64.
-struct UsageError: Error, CustomStringConvertible {
-    let description: String
-    init(_ message: String) { description = message }
-}

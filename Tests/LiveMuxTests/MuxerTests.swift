@@ -302,7 +302,7 @@ final class MuxerAPITests: XCTestCase {
             for await c in chunks { all.append(c) }
             return all
         }
-        for (i, p) in annexB.packets.enumerated() { try muxer.addVideoData(p.bytes, size: p.bytes.count, timestamp: Int64(i) * 33, isKeyFrame: p.key, isExtraData: false) }
+        for (i, p) in annexB.packets.enumerated() { try muxer.addVideoData(p.bytes, size: p.bytes.count, timestamp: Int64(i) * 33, isKeyframe: p.key, isExtraData: false) }
         try muxer.finish()
         let all = await collector.value
         XCTAssertEqual(all.first?.kind, .header)

@@ -31,6 +31,11 @@ final class AudioNormalizer {
 
     var isReady: Bool { extradata != nil }
 
+    /// The stream's parameters for a container writer, once `isReady`.
+    func codecParameters() throws -> CodecParameters {
+        try CodecParameters.aac(sampleRate: sampleRate, channels: channels, extradata: extradata ?? [])
+    }
+
     /// Normalizes one buffer (taking the packet over): an ADTS buffer may hold several frames; a
     /// raw buffer is one frame.
     func process(_ packet: Packet) throws -> [Packet] {

@@ -68,6 +68,11 @@ final class VideoNormalizer {
 
     var isReady: Bool { extradata != nil && width > 0 && height > 0 }
 
+    /// The stream's parameters for a container writer, once `isReady`.
+    func codecParameters() throws -> CodecParameters {
+        try CodecParameters.video(hevc: codec == .hevc, width: width, height: height, extradata: extradata ?? [])
+    }
+
     /// Takes parameter sets (an avcC/hvcC record, or Annex B NAL units).
     func setParameterSets(_ bytes: [UInt8]) throws {
         if AnnexB.hasStartCode(bytes) {

@@ -1,76 +1,6 @@
 import Foundation
 import FFmpeg
 
-/// The video stream a `Muxer` is given.
-public struct VideoStreamDescription: Sendable, Equatable {
-    /// H.264 or HEVC.
-    public var codec: VideoCodec
-    /// Frame size; nil to read it from the parameter sets.
-    public var width: Int?
-    /// Frame size; nil to read it from the parameter sets.
-    public var height: Int?
-    /// Parameter sets: Annex B NAL units, or an avcC/hvcC record. Nil when they come later, as an
-    /// extradata packet or in-band before the first keyframe.
-    public var extradata: [UInt8]?
-
-    /// Describes a video stream; only the codec is required.
-    public init(codec: VideoCodec, width: Int? = nil, height: Int? = nil, extradata: [UInt8]? = nil) {
-        self.codec = codec
-        self.width = width
-        self.height = height
-        self.extradata = extradata
-    }
-}
-
-/// The audio stream a `Muxer` is given: AAC, raw or ADTS.
-public struct AudioStreamDescription: Sendable, Equatable {
-    /// The codec (AAC).
-    public var codec: AudioCodec
-    /// Sample rate in Hz; for ADTS input the headers' rate wins.
-    public var sampleRate: Int
-    /// Channel count; for ADTS input the headers' configuration wins.
-    public var channels: Int
-    /// The AudioSpecificConfig. Nil: built from `sampleRate` and `channels` for raw frames, or
-    /// derived from the first ADTS header.
-    public var extradata: [UInt8]?
-
-    /// Describes an AAC stream.
-    public init(codec: AudioCodec = .aac, sampleRate: Int, channels: Int, extradata: [UInt8]? = nil) {
-        self.codec = codec
-        self.sampleRate = sampleRate
-        self.channels = channels
-        self.extradata = extradata
-    }
-}
-
-/// Something a `Muxer` dropped or skipped instead of failing; each is counted.
-public enum MuxerWarning: String, Sendable, CaseIterable, CustomStringConvertible {
-    /// A video packet before any parameter set: nothing could decode it.
-    case videoBeforeParameterSets
-    /// A video packet before the first keyframe: nothing could decode it.
-    case videoBeforeKeyframe
-    /// A video packet that is neither Annex B nor length-prefixed, or whose NAL units do not parse.
-    case unreadableVideo
-    /// An audio packet that is neither a valid ADTS frame nor usable as a raw frame.
-    case unreadableAudio
-    /// A packet whose decoding timestamp was not after its stream's previous one, or negative.
-    case timestampNotIncreasing
-    /// An audio packet whose rate or channel count differs from the stream's.
-    case audioParametersChanged
-
-    /// What was dropped, for a warning line.
-    public var description: String {
-        switch self {
-        case .videoBeforeParameterSets: return "video packets before any parameter set (SPS/PPS) were dropped"
-        case .videoBeforeKeyframe: return "video packets before the first keyframe were dropped"
-        case .unreadableVideo: return "unreadable video packets (no start code, bad NAL lengths) were dropped"
-        case .unreadableAudio: return "unreadable audio packets (bad ADTS header or length) were dropped"
-        case .timestampNotIncreasing: return "packets whose timestamp did not increase were dropped"
-        case .audioParametersChanged: return "audio packets with another sample rate or channel count were dropped"
-        }
-    }
-}
-
 /// Muxes packets that are already encoded (H.264/HEVC and AAC, from any encoder, a network or a
 /// file) into ASF or FLV, on the same mux thread and container writer as `livemux record`.
 ///
@@ -87,9 +17,9 @@ public enum MuxerWarning: String, Sendable, CaseIterable, CustomStringConvertibl
 /// header, so there `addVideo` throws `LiveMuxError.unsupported` and drops the packet; start a
 /// new `Muxer` for the new parameters.
 public final class Muxer: @unchecked Sendable {
-    // Locking: `videoLock` guards `video` and `lastVideo`; `audioLock` guards `audio`, `lastAudio`
-    // and `audioFrames`; `stateLock` guards `started`, `pending`, the parameters and `warnings`.
-    // The normalizers are touched only under their stream's lock; the mux thread owns its writer.
+    // Locking: `videoLock` guards `video` and `lastVideo`; `audioLock` guards `audio` and
+    // `lastAudio`; `stateLock` guards `started`, `pending`, the parameters and `warnings`. The
+    // normalizers are touched only under their stream's lock; the session owns the writers.
     /// Every container the session writes: ASF cannot change its header, FLV stores AVCC as it is.
     private let formats: Set<ContainerFormat>
     let session: MuxSession
@@ -192,8 +122,8 @@ public final class Muxer: @unchecked Sendable {
         session = try MuxSession(queue: queue, outputs: outputs, streams: nil, extraRoute: callbackRoute,
                                  streamingASFPacketSize: streamingASFPacketSize, statistics: statistics, recycle: recycle,
                                  report: onWarning)
-        if let v = self.video, v.isReady { videoParameters = try parameters(of: v) }
-        if let a = self.audio, a.isReady { audioParameters = try parameters(of: a) }
+        if let v = self.video, v.isReady { videoParameters = try v.codecParameters() }
+        if let a = self.audio, a.isReady { audioParameters = try a.codecParameters() }
     }
 
     // MARK: Video
@@ -272,13 +202,6 @@ public final class Muxer: @unchecked Sendable {
         try enqueue([EncodedPacket(stream: .video, packet: out.packet, timeBase: base)])
     }
 
-    /// Adds one video packet stamped in milliseconds, like the iOS push API's
-    /// `addVideoData(data, size, timestamp, isKeyFrame, isExtraData)`.
-    public func addVideoData(_ data: UnsafeRawPointer, size: Int, timestamp: Int64, isKeyFrame: Bool, isExtraData: Bool) throws {
-        let bytes = Array(UnsafeRawBufferPointer(start: data, count: max(0, size)))
-        try addVideo(bytes, pts: timestamp, isKeyframe: isKeyFrame, isExtraData: isExtraData)
-    }
-
     // MARK: Audio
 
     /// Adds AAC audio: one raw frame, or one or more ADTS frames (each 1024 samples; the ones after
@@ -336,21 +259,14 @@ public final class Muxer: @unchecked Sendable {
         try enqueue(packets)
     }
 
-    /// Adds audio stamped in milliseconds, like the iOS push API's
-    /// `addAudioData(data, size, channels, sampleRate, timestamp)`. A rate or channel count other
-    /// than the stream's is dropped and counted.
-    public func addAudioData(_ data: UnsafeRawPointer, size: Int, channels: Int, sampleRate: Int, timestamp: Int64) throws {
-        let bytes = Array(UnsafeRawBufferPointer(start: data, count: max(0, size)))
-        if let audio {
-            audioLock.lock()
-            let same = audio.sampleRate == sampleRate && audio.channels == channels
-            audioLock.unlock()
-            if !same {
-                warn(.audioParametersChanged)
-                return
-            }
-        }
-        try addAudio(bytes, pts: timestamp)
+    /// Whether audio of this rate and channel count fits the stream; counts one that does not.
+    func acceptsAudio(sampleRate: Int, channels: Int) -> Bool {
+        guard let audio else { return true }
+        audioLock.lock()
+        let same = audio.sampleRate == sampleRate && audio.channels == channels
+        audioLock.unlock()
+        if !same { warn(.audioParametersChanged) }
+        return same
     }
 
     // MARK: Finishing
@@ -430,17 +346,9 @@ public final class Muxer: @unchecked Sendable {
         if isFinished { throw LiveMuxError.invalid("the muxer has finished: packets can no longer be added") }
     }
 
-    private func parameters(of v: VideoNormalizer) throws -> CodecParameters {
-        try CodecParameters.video(hevc: v.codec == .hevc, width: v.width, height: v.height, extradata: v.extradata ?? [])
-    }
-
-    private func parameters(of a: AudioNormalizer) throws -> CodecParameters {
-        try CodecParameters.aac(sampleRate: a.sampleRate, channels: a.channels, extradata: a.extradata ?? [])
-    }
-
     /// Called under the stream's own lock when its parameters became known.
     private func streamBecameReady(_ kind: StreamKind) throws {
-        let p = kind == .video ? try parameters(of: video!) : try parameters(of: audio!)
+        let p = kind == .video ? try video!.codecParameters() : try audio!.codecParameters()
         stateLock.lock()
         defer { stateLock.unlock() }
         if kind == .video { videoParameters = p } else { audioParameters = p }
@@ -502,40 +410,4 @@ public final class Muxer: @unchecked Sendable {
         pending.removeAll()
         for p in waiting where !queue.push(p) { break }
     }
-}
-
-/// Hands chunks to the muxer's `onChunk` and, once requested, to its `AsyncStream`; never fails,
-/// so the mux thread never drops it. Locking: `lock` guards `requested`.
-final class CallbackSink: ChunkSink, @unchecked Sendable {
-    let name = "callback"
-    var isSeekable: Bool { false }
-    private let body: (@Sendable (Chunk) -> Void)?
-    private let lock = NSLock()
-    private var requested = false
-    private let stream: AsyncStream<Chunk>
-    private let continuation: AsyncStream<Chunk>.Continuation
-
-    init(_ body: (@Sendable (Chunk) -> Void)?) {
-        self.body = body
-        (stream, continuation) = AsyncStream.makeStream(of: Chunk.self, bufferingPolicy: .unbounded)
-    }
-
-    func requestStream() -> AsyncStream<Chunk> {
-        lock.lock()
-        requested = true
-        lock.unlock()
-        return stream
-    }
-
-    func finishStream() { continuation.finish() }
-
-    func write(_ chunk: Chunk) throws {
-        body?(chunk)
-        lock.lock()
-        let yield = requested
-        lock.unlock()
-        if yield { continuation.yield(chunk) }
-    }
-
-    func close() throws {}
 }

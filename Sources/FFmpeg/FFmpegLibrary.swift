@@ -1,14 +1,5 @@
 import CFFmpeg
 
-/// FFmpeg's own log (`av_log`), which goes to stderr.
-public enum FFmpegLog {
-    public enum Level: Int32, Sendable {
-        case quiet = -8, error = 16, warning = 24, info = 32, verbose = 40, debug = 48
-    }
-
-    public static func setLevel(_ level: Level) { av_log_set_level(level.rawValue) }
-}
-
 /// One-time set-up of the libraries.
 public enum FFmpegLibrary {
     /// libavdevice is loaded at run time (see `lm_register_devices` in shim.h); nil when that
@@ -31,12 +22,4 @@ public enum FFmpegLibrary {
 
     public static func hasEncoder(named name: String) -> Bool { avcodec_find_encoder_by_name(name) != nil }
     public static func hasInputFormat(named name: String) throws -> Bool { try inputFormat(named: name) != nil }
-}
-
-/// libavdevice could not be loaded, so no capture device is available.
-public struct DeviceLibraryError: Error, CustomStringConvertible, Sendable {
-    public let reason: String
-    public var description: String {
-        "cannot load \(String(cString: lm_avdevice_soname())) for capture devices (\(reason)): install it with apt-get install libavdevice\(LIBAVDEVICE_VERSION_MAJOR)"
-    }
 }

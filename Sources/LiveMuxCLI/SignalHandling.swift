@@ -73,16 +73,3 @@ final class SignalHandling: @unchecked Sendable {
         }
     }
 }
-
-/// Writes diagnostics to stderr (stdout may carry media).
-enum Terminal {
-    static let stderrIsTerminal = isatty(2) != 0
-
-    static func write(_ text: String) {
-        var t = text
-        t.withUTF8 { buf in _ = Glibc.write(2, buf.baseAddress, buf.count) }
-    }
-
-    static func error(_ message: String) { write("error: \(message)\n") }
-    static func warning(_ message: String) { write("warning: \(message)\n") }
-}

@@ -1,0 +1,57 @@
+import FFmpeg
+
+/// A regular file. Buffers writes (a live file need not reach the disk per packet) and applies
+/// the trailer's updates, so the finished file carries a true header.
+public final class FileSink: ChunkSink, @unchecked Sendable {
+    // Used by the mux thread only.
+    public let name: String
+    public var isSeekable: Bool { true }
+    private let fd: FileDescriptor
+    /// Media chunks waiting to be written, still in the muxer's buffers: one `writev` sends them
+    /// without copying them (and only whole ASF packets and FLV tags reach the file, so a
+    /// killed process leaves a readable one).
+    private var pending: [MuxedBytes] = []
+    private var pendingBytes = 0
+    private let bufferLimit: Int
+    private var closed = false
+
+    /// - Parameter overwrite: false refuses a regular file that exists (a device is still written).
+    public init(path: String, overwrite: Bool = true, bufferLimit: Int = 64 * 1024) throws {
+        fd = try FileDescriptor.create(path, overwrite: overwrite)
+        name = path
+        self.bufferLimit = bufferLimit
+    }
+
+    deinit { if !closed { fd.close() } }
+
+    public func write(_ chunk: Chunk) throws {
+        if let bytes = chunk.muxedBytes, chunk.updates.isEmpty {
+            if bytes.count > 0 {
+                pending.append(bytes)
+                pendingBytes += bytes.count
+            }
+            if pendingBytes >= bufferLimit || pending.count >= 256 { try flush() }
+            return
+        }
+        // The header goes out at once, so even a file killed early starts readable.
+        try flush()
+        try chunk.withUnsafeBytes { try fd.write($0) }
+        for update in chunk.updates { try fd.write(update.bytes, at: update.offset) }
+    }
+
+    public func flush() throws {
+        guard !pending.isEmpty else { return }
+        defer {
+            pending.removeAll(keepingCapacity: true)
+            pendingBytes = 0
+        }
+        try fd.write(pending.map { UnsafeRawBufferPointer(start: $0.baseAddress, count: $0.count) })
+    }
+
+    public func close() throws {
+        guard !closed else { return }
+        closed = true
+        defer { fd.close() }
+        try flush()
+    }
+}
