@@ -10,6 +10,8 @@ import CFFmpeg
 public final class FilterGraph: @unchecked Sendable {
     /// The source name that selects a filter graph, as in `lavfi:testsrc2`.
     public static let formatName = "lavfi"
+    /// How long to wait before asking a sink again that had nothing yet (µs).
+    static let retryMicroseconds: UInt32 = 2000
 
     /// A graph that parses but cannot be a source.
     public enum Problem: Error, CustomStringConvertible, Sendable {
@@ -151,7 +153,7 @@ public final class FilterGraph: @unchecked Sendable {
             case .endOfStream: return false
             // Only a graph that waits on something outside it (none of the source filters do)
             // has nothing yet.
-            case .needsInput: av_usleep(2000)
+            case .needsInput: av_usleep(Self.retryMicroseconds)
             }
         }
     }

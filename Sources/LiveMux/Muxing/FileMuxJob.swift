@@ -34,6 +34,10 @@ public final class FileMuxJob: @unchecked Sendable {
     /// A larger share of a stream dropped fails the job (unless `allowDrops`): the output is
     /// playable, but not what the input held.
     static let tolerableDropShare = 0.01
+    /// Unpaced, the mux thread takes this many packets per wake (see `MuxQueue`).
+    static let readBatch = 32
+    /// Packets kept to read into again (see `PacketPool`): more than the queue and a batch hold.
+    static let recycledPackets = 512
 
     /// Opens the inputs, checks their codecs, and creates the output.
     public init(_ c: MuxConfiguration, report: @escaping @Sendable (String) -> Void = { _ in }) throws {
@@ -87,7 +91,7 @@ public final class FileMuxJob: @unchecked Sendable {
                                                           extradata: extradata.isEmpty ? nil : extradata)
             }
         }
-        pool = readers.count == 1 ? PacketPool(limit: 512) : nil
+        pool = readers.count == 1 ? PacketPool(limit: Self.recycledPackets) : nil
         outputPaths = c.outputs.destinations.compactMap {
             if case .file(let path) = $0.destination { return path }
             return nil
@@ -95,7 +99,8 @@ public final class FileMuxJob: @unchecked Sendable {
         // Unpaced, files are read as fast as they go: the mux thread takes packets in batches of
         // 32 and hands them back to be read into again. Paced, every packet is live.
         muxer = try Muxer(video: videoDescription, audio: audioDescription, route: nil, outputs: c.outputs,
-                          queueCapacity: 256, singleProducer: readers.count == 1, wakeBatch: realtime ? 1 : 32,
+                          queueCapacity: Muxer.defaultQueueCapacity, singleProducer: readers.count == 1,
+                          wakeBatch: realtime ? 1 : Self.readBatch,
                           streamingASFPacketSize: realtime ? MuxSession.liveASFPacketSize : nil,
                           recycle: pool, onChunk: nil, onWarning: report)
         if readers.contains(where: { $0.rawVideo && ($0.video?.parameters.videoDelay ?? 0) > 0 }) {

@@ -11,6 +11,8 @@ import FFmpeg
 /// packet that cannot come first (an AAC packet waiting for the next video frame to be encoded, or
 /// a video frame waiting for the AAC packet that follows it).
 struct Interleaver {
+    /// Taken packets at the front of a stream's array before it is compacted.
+    static let compactionThreshold = 64
     private var pending = PerStream<[EncodedPacket]>(repeating: [])
     private var heads = PerStream(repeating: 0)
     private var hasEnded = PerStream(repeating: false)
@@ -85,7 +87,7 @@ struct Interleaver {
     private mutating func take(_ s: StreamKind) {
         heads[s] += 1
         // Compact now and then, so the array does not grow without bound.
-        if heads[s] >= 64, heads[s] * 2 >= pending[s].count {
+        if heads[s] >= Self.compactionThreshold, heads[s] * 2 >= pending[s].count {
             pending[s].removeFirst(heads[s])
             heads[s] = 0
         }

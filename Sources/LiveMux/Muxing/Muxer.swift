@@ -38,7 +38,12 @@ public final class Muxer: @unchecked Sendable {
     /// time: one lock round for the lot.
     private let pushBatch: Int
     private var outbox: [EncodedPacket] = []
-    private let pendingLimit = 4096
+    /// Packets that may wait for the other stream's parameters before that is an error.
+    static let pendingLimit = 4096
+    /// Packets per queue push with one producer reading files (`pushBatch`).
+    static let fileReadingBatch = 16
+    /// Packets each stream may queue by default before `add…` waits for the mux thread.
+    public static let defaultQueueCapacity = 256
     private var videoParameters: CodecParameters?
     private var audioParameters: CodecParameters?
     private var warningCounts: [MuxerWarning: Int] = [:]
@@ -68,7 +73,7 @@ public final class Muxer: @unchecked Sendable {
     ///   - onWarning: called with a line the first time each kind of bad packet is dropped.
     public convenience init(format: ContainerFormat, video: VideoStreamDescription?, audio: AudioStreamDescription?,
                             sinks: [ChunkSink] = [], seekable: Bool = false, flvHEVC: FLVHEVCMode = .enhanced,
-                            queueCapacity: Int = 256,
+                            queueCapacity: Int = Muxer.defaultQueueCapacity,
                             singleProducer: Bool = true,
                             onChunk: (@Sendable (Chunk) -> Void)? = nil,
                             onWarning: @escaping @Sendable (String) -> Void = { _ in }) throws {
@@ -89,7 +94,7 @@ public final class Muxer: @unchecked Sendable {
          recycle: PacketPool? = nil,
          onChunk: (@Sendable (Chunk) -> Void)?, onWarning: @escaping @Sendable (String) -> Void) throws {
         self.recycle = recycle
-        pushBatch = singleProducer && wakeBatch > 1 ? 16 : 1
+        pushBatch = singleProducer && wakeBatch > 1 ? Self.fileReadingBatch : 1
         guard video != nil || audio != nil else { throw LiveMuxError.invalid("a muxer needs a video or an audio stream") }
         var formats = Set(outputs.destinations.map(\.format))
         if let route { formats.insert(route.format) }
@@ -364,7 +369,7 @@ public final class Muxer: @unchecked Sendable {
             var failure: Error? = nil
             if ready {
                 do { try startLocked() } catch { failure = error }
-            } else if pending.count > pendingLimit {
+            } else if pending.count > Self.pendingLimit {
                 let missing = videoParameters == nil ? "video parameter sets (SPS/PPS) or frame size" : "the AAC configuration"
                 failure = LiveMuxError.input("\(pending.count) packets arrived but no \(missing): give them as extradata, or send them before the first keyframe")
                 pending.removeAll()
