@@ -65,34 +65,18 @@ final class MuxOutputsTests: XCTestCase {
 
     /// --listen serves the file to live viewers, who get it from a keyframe and decode it.
     func testListenServesViewers() throws {
-        let log = "\(dir)/mux.log"
-        FileManager.default.createFile(atPath: log, contents: nil)
-        let mux = Process()
-        mux.executableURL = URL(fileURLWithPath: Tools.livemux)
-        // 3 s of a longer loop of the clip, so a viewer that joins after the start still sees frames.
+        // A longer loop of the clip, so a viewer that joins after the start still sees frames.
         let long = "\(dir)/long.mp4"
         let made = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-stream_loop", "2", "-i", clip, "-c", "copy", long])
         XCTAssertEqual(made.status, 0, made.stderr)
-        mux.arguments = ["mux", "--input", long, "--listen", "127.0.0.1:0"]
-        mux.standardError = FileHandle(forWritingAtPath: log)!
-        mux.standardOutput = FileHandle.nullDevice
-        try mux.run()
-        defer { if mux.isRunning { mux.terminate() }; mux.waitUntilExit() }
-        var line: Substring?
-        let deadline = Date().addingTimeInterval(10)
-        while line == nil && Date() < deadline {
-            usleep(50_000)
-            line = (try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").first { $0.hasPrefix("serving viewers at ") }
-        }
-        let printed = try XCTUnwrap(line, "the URLs are printed at start")
-        let flv = try XCTUnwrap(printed.dropFirst("serving viewers at ".count).components(separatedBy: " and ").first)
+        let mux = try ServingLivemux(["mux", "--input", long, "--listen", "127.0.0.1:0"], directory: dir)
+        let flv = try XCTUnwrap(mux.viewerURLs()?.first, "the URLs are printed at start")
         let out = "\(dir)/viewer.flv"
         let viewer = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-i", flv, "-c", "copy", "-f", "flv", out], timeout: 20)
         XCTAssertEqual(viewer.status, 0, viewer.stderr)
         XCTAssertGreaterThan(try videoPackets(out), Self.frames, "a viewer gets more than a second of the paced stream")
         XCTAssertEqual(try Tools.decodeErrors(out), "")
-        mux.waitUntilExit()
-        XCTAssertEqual(mux.terminationStatus, 0, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
+        XCTAssertEqual(mux.wait(), 0, mux.stderr)
     }
 
     func testOutputMistakesAreUsageErrors() throws {

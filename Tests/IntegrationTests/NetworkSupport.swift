@@ -176,3 +176,46 @@ final class Background {
     var stdout: Data { FileManager.default.contents(atPath: stdoutPath) ?? Data() }
     var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
 }
+
+/// livemux serving viewers (`serve`, or `mux --listen`), its stderr in a log: waits for the viewer
+/// URLs it prints once at start.
+final class ServingLivemux {
+    let process = Process()
+    let log: String
+
+    init(_ arguments: [String], directory: String) throws {
+        log = "\(directory)/serving-\(UUID().uuidString).log"
+        FileManager.default.createFile(atPath: log, contents: nil)
+        process.executableURL = URL(fileURLWithPath: Tools.livemux)
+        process.arguments = arguments
+        process.standardError = FileHandle(forWritingAtPath: log)!
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+    }
+
+    /// The URLs of the "serving viewers at URL and URL" line, once it is printed (nil after 10 s).
+    func viewerURLs() -> [String]? {
+        let prefix = "serving viewers at "
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if let line = stderr.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) {
+                return line.dropFirst(prefix.count).components(separatedBy: " and ")
+            }
+            usleep(50_000)
+        }
+        return nil
+    }
+
+    var stderr: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+
+    /// Waits for the end; the exit status.
+    func wait() -> Int32 {
+        process.waitUntilExit()
+        return process.terminationStatus
+    }
+
+    deinit {
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+}

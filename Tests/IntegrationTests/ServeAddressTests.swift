@@ -11,24 +11,9 @@ final class ServeAddressTests: XCTestCase {
 
     /// Runs `serve` for 4 s and reads /live.flv through the URL it printed.
     func serveAndWatch(_ listen: String, expectHost: String) throws {
-        let log = "\(dir)/serve-\(UUID().uuidString).log"
-        FileManager.default.createFile(atPath: log, contents: nil)
-        let serve = Process()
-        serve.executableURL = URL(fileURLWithPath: Tools.livemux)
-        serve.arguments = ["serve", "--listen", listen, "-t", "4", "--size", "160x120"]
-        serve.standardError = FileHandle(forWritingAtPath: log)!
-        serve.standardOutput = FileHandle.nullDevice
-        try serve.run()
-        defer { if serve.isRunning { serve.terminate() }; serve.waitUntilExit() }
-        var line: Substring?
-        let deadline = Date().addingTimeInterval(10)
-        while line == nil && Date() < deadline {
-            usleep(50_000)
-            line = (try? String(contentsOfFile: log, encoding: .utf8))?.split(separator: "\n").first { $0.hasPrefix("serving viewers at ") }
-        }
-        let printed = try XCTUnwrap(line, "the URLs are printed at start")
-        let urls = printed.dropFirst("serving viewers at ".count).components(separatedBy: " and ")
-        XCTAssertEqual(urls.count, 2, String(printed))
+        let serve = try ServingLivemux(["serve", "--listen", listen, "-t", "4", "--size", "160x120"], directory: dir)
+        let urls = try XCTUnwrap(serve.viewerURLs(), "the URLs are printed at start")
+        XCTAssertEqual(urls.count, 2, "\(urls)")
         let flv = try XCTUnwrap(urls.first)
         XCTAssertTrue(flv.hasPrefix("http://\(expectHost):") && flv.hasSuffix("/live.flv"), flv)
         XCTAssertFalse(flv.contains(":0/"), "the port bound, not 0: \(flv)")
@@ -38,9 +23,8 @@ final class ServeAddressTests: XCTestCase {
         XCTAssertEqual(viewer.status, 0, viewer.stderr)
         XCTAssertGreaterThan(try Tools.probe(out).stream("video")?.packetCount ?? 0, 30)
         XCTAssertEqual(try Tools.decodeErrors(out), "")
-        serve.waitUntilExit()
-        XCTAssertEqual(serve.terminationStatus, 0)
-        let text = try String(contentsOfFile: log, encoding: .utf8)
+        XCTAssertEqual(serve.wait(), 0)
+        let text = serve.stderr
         XCTAssertEqual(text.components(separatedBy: "serving viewers at").count, 2, "printed once: \(text)")
         XCTAssertFalse(text.contains("warning:"), "loopback: no warning: \(text)")
     }
