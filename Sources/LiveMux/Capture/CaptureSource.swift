@@ -4,11 +4,12 @@ import FFmpeg
 /// every frame on the capture clock, pace it (synthetic and file sources, when real time is asked
 /// for), and hand it to the encoder of its stream.
 ///
-/// The capture clock is in microseconds. When any input is a live device (camera, screen,
-/// microphone), every input's first frame is anchored at the monotonic time it arrived, so all
-/// share the wall clock (synthetic ones are then paced, whatever `realtime` says). Otherwise every
-/// input starts at zero, so its streams keep their relative timing and two such inputs start
-/// together however fast they are read.
+/// The capture clock is monotonic microseconds. When any input is a live device (camera, screen,
+/// microphone), a device's frames keep the times it stamped them with (`DeviceClock`), and a
+/// synthetic or file input's first frame is anchored at the time it arrived, so all share one
+/// clock (synthetic ones are then paced, whatever `realtime` says). Otherwise every input starts
+/// at zero, so its streams keep their relative timing and two such inputs start together however
+/// fast they are read.
 final class CaptureSource: @unchecked Sendable {
     // Used by its capture thread only, except `interrupt()`.
     let spec: SourceSpec
@@ -32,6 +33,7 @@ final class CaptureSource: @unchecked Sendable {
     private var paced: Bool
     private var anchorToArrival = false
     private var offset: Int64?
+    private var deviceClock = DeviceClock()
     private var paceStart: Int64 = 0
     private var lastTime: [StreamKind: Int64] = [:]
 
@@ -43,7 +45,8 @@ final class CaptureSource: @unchecked Sendable {
             if spec.format == FilterGraph.formatName && spec.options.isEmpty {
                 input = .filterGraph(try FilterGraph(description: spec.url))
             } else {
-                input = .demuxer(try InputDevice(format: spec.format, url: spec.url, options: spec.options.sorted { $0.key < $1.key }))
+                input = .demuxer(try InputDevice(format: spec.format, url: spec.url,
+                                                 options: DeviceDefaults.options(for: spec).sorted { $0.key < $1.key }))
             }
         } catch let error as FFmpegError {
             throw LiveMuxError.input("cannot open input '\(spec.description)': \(error.message)"
@@ -166,11 +169,17 @@ final class CaptureSource: @unchecked Sendable {
             time = (lastTime[route.kind] ?? 0) + 1
         } else {
             let t = Timestamp.rescale(raw, from: route.timeBase, to: .microseconds)
-            if offset == nil { offset = isLive || anchorToArrival ? now - t : -t }
-            time = t + offset!
+            if isLive {
+                time = deviceClock.captureTime(stamp: t, arrival: now)
+            } else {
+                if offset == nil { offset = anchorToArrival ? now - t : -t }
+                time = t + offset!
+            }
         }
         lastTime[route.kind] = time
-        var captured = now
+        // A device's frame was captured when it says (latency counts from there), never later
+        // than it arrived.
+        var captured = isLive ? min(time, now) : now
         if paced {
             if paceStart == 0 { paceStart = now - time }
             let due = paceStart + time

@@ -1,0 +1,157 @@
+import Foundation
+import XCTest
+
+/// Live devices without hardware, private to one test: an Xvfb screen on a free display, a
+/// PulseAudio daemon of its own (runtime dir, socket, explicit modules: a null sink whose monitor
+/// is a source, and a pipe source that is the "microphone"), and the truth source
+/// (Tests/TruthSource/truth-source.c, built here with gcc) that beeps into the pipe and flashes
+/// the screen at the same monotonic instants. `stop()` ends every process it started.
+final class DeviceRig {
+    let dir: String
+    /// The X display, such as ":3".
+    private(set) var display = ""
+    /// The pipe source's name: `pulse:rig_mic`; the null sink's monitor is `rig_sink.monitor`.
+    static let microphone = "rig_mic", sinkMonitor = "rig_sink.monitor"
+    /// The rate the pipe source is labelled with (the truth source may feed another).
+    static let labelledRate = 48000
+    /// The screen: small, so encoding costs little on a shared machine.
+    static let screenSize = "320x240"
+    /// The truth source's beep and flash period (s): see truth-source.c.
+    static let truthPeriod = 1.020601133
+
+    private var xvfb: Process?
+    private var pulse: Process?
+    private var truth: Process?
+    private var truthOutput: Pipe?
+
+    var pipePath: String { "\(dir)/mic.fifo" }
+    var socketPath: String { "\(dir)/pulse.socket" }
+    /// What livemux (and pactl, ffmpeg) need to find the rig's display and daemon. The ALSA
+    /// `pulse` device (libasound2-plugins) follows PULSE_SERVER too.
+    var environment: [String: String] {
+        ["DISPLAY": display, "PULSE_SERVER": "unix:\(socketPath)", "XDG_RUNTIME_DIR": "\(dir)/runtime", "HOME": dir]
+    }
+
+    init() throws {
+        dir = try Tools.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: "\(dir)/runtime", withIntermediateDirectories: true)
+        do {
+            try startScreen()
+            try startPulse()
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    /// Xvfb picks a free display itself and writes its number to the pipe it is given.
+    private func startScreen() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
+        process.arguments = ["-displayfd", "1", "-screen", "0", "\(Self.screenSize)x24", "-nolisten", "tcp"]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        xvfb = process
+        let number = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !number.isEmpty, Int(number) != nil else { throw RigError("Xvfb did not start (no display number)") }
+        display = ":\(number)"
+    }
+
+    /// Starts the daemon (again, after `killPulse`) and waits until it answers.
+    func startPulse() throws {
+        // A daemon that was killed leaves its pipe behind, and module-pipe-source refuses one
+        // that exists.
+        try? FileManager.default.removeItem(atPath: pipePath)
+        try? FileManager.default.removeItem(atPath: socketPath)
+        let script = """
+        load-module module-native-protocol-unix socket=\(socketPath) auth-anonymous=1
+        load-module module-null-sink sink_name=rig_sink
+        load-module module-pipe-source source_name=\(Self.microphone) file=\(pipePath) format=s16le rate=\(Self.labelledRate) channels=1
+        """
+        try script.write(toFile: "\(dir)/rig.pa", atomically: true, encoding: .utf8)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/pulseaudio")
+        // As root it must be told not to exit, not to take real-time priority on a shared machine,
+        // and not to kill itself when a loaded machine makes it look busy.
+        process.arguments = ["-n", "--daemonize=no", "--exit-idle-time=-1", "--realtime=no", "--high-priority=no",
+                             "--no-cpu-limit", "--use-pid-file=no", "--log-target=file:\(dir)/pulse.log", "-F", "\(dir)/rig.pa"]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        pulse = process
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline {
+            if FileManager.default.fileExists(atPath: pipePath),
+               (try? Tools.run("pactl", ["info"], environment: environment, timeout: 5))?.status == 0 { return }
+            guard process.isRunning else { break }
+            usleep(50_000)
+        }
+        let log = (try? String(contentsOfFile: "\(dir)/pulse.log", encoding: .utf8)) ?? ""
+        throw RigError("the private PulseAudio daemon did not start: \(log.suffix(800))")
+    }
+
+    /// Kills the daemon as a crash would (SIGKILL): its clients see the connection drop.
+    func killPulse() {
+        guard let pulse, pulse.isRunning else { return }
+        kill(pulse.processIdentifier, SIGKILL)
+        pulse.waitUntilExit()
+    }
+
+    /// The truth source, built once per test run.
+    private static let truthBinary: Result<String, Error> = Result {
+        let dir = try Tools.temporaryDirectory()
+        let source = Tools.packageRoot.appendingPathComponent("Tests/TruthSource/truth-source.c").path
+        let r = try Tools.run("gcc", ["-O2", "-Wall", "-o", "\(dir)/truth-source", source, "-lX11", "-lm"])
+        guard r.status == 0 else { throw RigError("cannot build the truth source: \(r.stderr)") }
+        return "\(dir)/truth-source"
+    }
+
+    /// Starts beeping and flashing for `seconds`, feeding the pipe `rate` samples per second of the
+    /// monotonic clock (the source is labelled 48 kHz whatever it is fed).
+    func startTruth(seconds: Double, rate: Double = Double(labelledRate)) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try Self.truthBinary.get())
+        process.arguments = [pipePath, display, String(seconds), String(rate)]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        truth = process
+        truthOutput = out
+    }
+
+    /// Waits for the truth source to end and returns what it printed ("start …", "late …", "dropped …").
+    func finishTruth() -> [String: Int64] {
+        guard let truth, let truthOutput else { return [:] }
+        if truth.isRunning { truth.terminate() }
+        truth.waitUntilExit()
+        self.truth = nil
+        var values: [String: Int64] = [:]
+        for line in String(decoding: truthOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n") {
+            let parts = line.split(separator: " ")
+            if parts.count >= 2, let v = Int64(parts[1]) { values[String(parts[0])] = v }
+        }
+        return values
+    }
+
+    /// Stops every process the rig started and removes its directory.
+    func stop() {
+        for process in [truth, pulse, xvfb].compactMap({ $0 }) where process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        truth = nil
+        pulse = nil
+        xvfb = nil
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+}
+
+struct RigError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import XCTest
+
+/// A/V sync of real devices: x11grab on the rig's screen and pulse on its pipe source, both fed
+/// by the truth source, which beeps and flashes at the same instants. The recording is read back
+/// with ffmpeg and every beep onset compared with its flash frame.
+final class DeviceSyncTests: XCTestCase {
+    var rig: DeviceRig!
+
+    override func setUpWithError() throws { rig = try DeviceRig() }
+    override func tearDown() { rig?.stop() }
+
+    static let frame = 1000.0 / 30
+
+    struct Run {
+        /// Beep onset − flash frame (ms), per flash.
+        let offsets: [Double]
+        let stats: [String: Any]
+        let path: String
+    }
+
+    /// Records `seconds` of screen and microphone while the truth source feeds the pipe `rate`
+    /// samples a second (labelled 48 kHz).
+    func record(seconds: Double, rate: Double = 48000, extra: [String] = []) throws -> Run {
+        let path = "\(rig.dir)/sync.flv", stats = "\(rig.dir)/sync.jsonl"
+        try rig.startTruth(seconds: seconds + 3, rate: rate)
+        let r = try Tools.run(Tools.livemux, ["record", "-q", "-t", String(seconds), "--size", DeviceRig.screenSize, "--fps", "30",
+                                              "--video", "x11grab:\(rig.display)", "--audio", "pulse:\(DeviceRig.microphone)",
+                                              "--stats", stats, "-o", path] + extra,
+                              environment: rig.environment, timeout: seconds + 30)
+        let truth = rig.finishTruth()
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertLessThan(truth["late"] ?? .max, 30_000, "the truth source kept its times (µs late at worst)")
+        XCTAssertEqual(try Tools.decodeErrors(path), "")
+        let flashes = try DeviceSyncAnalysis.flashOnsets(path)
+        let onsets = try SyncAnalysis.beepOnsets(path, rate: 48000)
+        XCTAssertGreaterThanOrEqual(flashes.count, Int(seconds) - 2, "flashes: \(flashes)")
+        XCTAssertGreaterThanOrEqual(onsets.count, Int(seconds) - 2, "beeps: \(onsets)")
+        let offsets = flashes.map { f in ((onsets.min { abs($0 - f) < abs($1 - f) } ?? .infinity) - f) * 1000 }
+        return Run(offsets: offsets, stats: try XCTUnwrap(TimingTests.statsLines(stats).last), path: path)
+    }
+
+    /// Every beep within one frame of its flash frame; the mean (against the flash instant, half a
+    /// frame before the frame that shows it, on average over the phases the truth source walks
+    /// through) within ±20 ms; no trend: the medians of the two halves within 10 ms.
+    func assertInSync(_ offsets: [Double], file: StaticString = #filePath, line: UInt = #line) {
+        let description = offsets.map { String(format: "%.1f", $0) }.joined(separator: " ")
+        for o in offsets { XCTAssertLessThanOrEqual(abs(o), Self.frame, "beep − flash (ms): \(description)", file: file, line: line) }
+        let mean = offsets.reduce(0, +) / Double(max(offsets.count, 1)) + Self.frame / 2
+        XCTAssertLessThanOrEqual(abs(mean), 20, "mean beep − flash instant \(mean) ms: \(description)", file: file, line: line)
+        let half = offsets.count / 2
+        let trend = DeviceSyncAnalysis.median(Array(offsets[half...])) - DeviceSyncAnalysis.median(Array(offsets[..<half]))
+        XCTAssertLessThanOrEqual(abs(trend), 10, "second half − first half \(trend) ms: \(description)", file: file, line: line)
+        print("device sync: mean \(String(format: "%.1f", mean)) ms, trend \(String(format: "%.1f", trend)) ms, offsets \(description)")
+    }
+
+    /// The pipe fed at exactly its labelled rate: in sync, and nothing drifts, so video is never
+    /// stepped: no correction, no frame dropped or repeated.
+    func testScreenAndMicrophoneInSync() throws {
+        let seconds = 20.0
+        let run = try record(seconds: seconds)
+        assertInSync(run.offsets)
+        XCTAssertEqual(run.stats["drift_corrections"] as? Int, 0)
+        let video = try XCTUnwrap(run.stats["video"] as? [String: Any])
+        XCTAssertEqual(video["duplicated"] as? Int, 0)
+        XCTAssertEqual(video["packets_out"] as? Int, Int(seconds * 30))
+    }
+}
+
+enum DeviceSyncAnalysis {
+    /// The first bright frame of every flash (s): frames whose luma is far above the median, at
+    /// least half a second after the previous bright frame.
+    static func flashOnsets(_ path: String) throws -> [Double] {
+        var onsets: [Double] = []
+        var last = -Double.infinity
+        for t in try SyncAnalysis.flashTimes(path) {
+            if t - last > 0.5 { onsets.append(t) }
+            last = t
+        }
+        return onsets
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let s = values.sorted()
+        return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
+    }
+}

@@ -1,0 +1,136 @@
+/* The device rig's truth source (Tests/IntegrationTests/DeviceRig.swift): a microphone and a
+ * screen whose every event is known on the monotonic clock.
+ *
+ *   truth-source FIFO DISPLAY SECONDS RATE
+ *
+ * Writes signed 16-bit mono samples into FIFO (a module-pipe-source's pipe) at RATE samples per
+ * second of the monotonic clock, in 5 ms chunks without ever blocking, each written once its last sample is "captured":
+ * sample n belongs to t0 + n / RATE. Every period P (t0 + k P, k >= 1; P = 1.0206 s) a 100 ms 1 kHz beep starts
+ * and the whole X screen turns white for 100 ms, so a recording that keeps sync has every beep
+ * onset at its flash. RATE other than the source's labelled rate models a crystal that is off.
+ * Prints "start T0 WALL" (µs on the monotonic and the wall clock) and, at the end, "late MAX" (the
+ * worst lateness of a write or draw, in µs) and "dropped N" (samples nobody was reading). */
+#include <X11/Xlib.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#define CHUNK_NS 5000000LL
+#define BEEP_NS 100000000LL
+/* A beep and flash every 1 s + 0.618 frame at 30 fps: each flash falls a golden-ratio step further
+ * into a frame than the one before, so any run of flashes spreads evenly over the phases of the
+ * screen grab (which shows a flash up to a frame late). */
+#define PERIOD_NS 1020601133LL
+#define BEEP_HZ 1000.0
+#define AMPLITUDE 16000.0
+/* More than this many bytes (0.5 s) waiting in the pipe means nobody is reading it: the chunk is
+ * dropped, as a microphone's samples are when nobody records, so the pipe never fills and a write
+ * never blocks. A daemon that is merely slow (a loaded machine) catches up from its backlog. */
+#define BACKLOG_BYTES 48000
+
+static volatile sig_atomic_t stopping;
+static void on_signal(int sig) { (void)sig; stopping = 1; }
+
+/* The pipe, opened without blocking; -1 while no reader has it open (the daemon is away). A new
+ * daemon makes a new pipe at the same path, so it is opened again by name. */
+static int open_pipe(const char *path) { return open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC); }
+
+/* Writes one chunk, or drops it when nobody reads the pipe; returns the fd to use next. */
+static int write_chunk(int fd, const char *path, const int16_t *samples, int count, long *dropped) {
+    if (fd < 0 && (fd = open_pipe(path)) < 0) { *dropped += count; return -1; }
+    int queued = 0;
+    if (ioctl(fd, FIONREAD, &queued) == 0 && queued > BACKLOG_BYTES) { *dropped += count; return fd; }
+    ssize_t w = write(fd, samples, (size_t)count * 2);
+    if (w < 0 && (errno == EPIPE || errno == EBADF)) { close(fd); *dropped += count; return -1; }
+    if (w < (ssize_t)count * 2) *dropped += count - (w > 0 ? (int)(w / 2) : 0);
+    return fd;
+}
+
+static int64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+static void sleep_until(int64_t t) {
+    struct timespec ts = { (time_t)(t / 1000000000LL), (long)(t % 1000000000LL) };
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !stopping) {}
+}
+
+static void fill(Display *d, unsigned long pixel) {
+    int s = DefaultScreen(d);
+    GC gc = DefaultGC(d, s);
+    XSetForeground(d, gc, pixel);
+    XFillRectangle(d, RootWindow(d, s), gc, 0, 0, DisplayWidth(d, s), DisplayHeight(d, s));
+    XSync(d, False);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 5) {
+        fprintf(stderr, "usage: truth-source FIFO DISPLAY SECONDS RATE\n");
+        return 64;
+    }
+    double seconds = atof(argv[3]), rate = atof(argv[4]);
+    struct sigaction action = { .sa_handler = on_signal };  /* no SA_RESTART: a signal ends a sleep */
+    sigaction(SIGTERM, &action, NULL);
+    sigaction(SIGINT, &action, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    Display *display = XOpenDisplay(argv[2]);
+    if (!display) { fprintf(stderr, "truth-source: cannot open display %s\n", argv[2]); return 1; }
+    int s = DefaultScreen(display);
+    fill(display, BlackPixel(display, s));
+    int fd = open_pipe(argv[1]);
+    if (fd < 0) { fprintf(stderr, "truth-source: open %s: %s\n", argv[1], strerror(errno)); return 1; }
+    long dropped = 0;
+
+    int64_t t0 = now_ns(), end = t0 + (int64_t)(seconds * 1e9), late = 0;
+    struct timespec real;
+    clock_gettime(CLOCK_REALTIME, &real);
+    int64_t wall = (int64_t)real.tv_sec * 1000000LL + real.tv_nsec / 1000 - (now_ns() - t0) / 1000;
+    printf("start %lld %lld\n", (long long)(t0 / 1000), (long long)wall);
+    fflush(stdout);
+    int64_t written = 0, next_chunk = t0 + CHUNK_NS;
+    int64_t flash_on = t0 + PERIOD_NS, flash_off = flash_on + BEEP_NS;
+    int16_t buffer[4096];
+    while (!stopping && next_chunk <= end) {
+        int64_t next = next_chunk < flash_on ? next_chunk : flash_on;
+        if (flash_off < next) next = flash_off;
+        sleep_until(next);
+        int64_t t = now_ns();
+        if (t - next > late) late = t - next;
+        if (next == flash_on) {
+            fill(display, WhitePixel(display, s));
+            flash_on += PERIOD_NS;
+        } else if (next == flash_off) {
+            fill(display, BlackPixel(display, s));
+            flash_off += PERIOD_NS;
+        } else {
+            /* Every sample up to this chunk's end: floor(rate * elapsed), so no rate drifts. */
+            int64_t total = (int64_t)floor((double)(next_chunk - t0) * rate / 1e9);
+            int count = (int)(total - written);
+            if (count > 4096) count = 4096;
+            for (int i = 0; i < count; i++) {
+                int64_t n = written + i;
+                double at = (double)n / rate, period = PERIOD_NS / 1e9;   /* seconds since t0 */
+                double into = at - period * floor(at / period);          /* seconds into this period */
+                int beeping = at >= period && into < BEEP_NS / 1e9;
+                buffer[i] = beeping ? (int16_t)(AMPLITUDE * sin(2 * M_PI * BEEP_HZ * into)) : 0;
+            }
+            fd = write_chunk(fd, argv[1], buffer, count, &dropped);
+            written += count;
+            next_chunk += CHUNK_NS;
+        }
+    }
+    printf("late %lld\ndropped %ld\n", (long long)(late / 1000), dropped);
+    if (fd >= 0) close(fd);
+    XCloseDisplay(display);
+    return 0;
+}
