@@ -20,7 +20,7 @@ final class DeviceRig {
     static let truthPeriod = 1.020601133
 
     private var xvfb: Process?
-    private var pulse: Process?
+    private var pulse: SpawnedProcess?
     private var truth: Process?
     private var truthOutput: Pipe?
 
@@ -72,33 +72,43 @@ final class DeviceRig {
         load-module module-pipe-source source_name=\(Self.microphone) file=\(pipePath) format=s16le rate=\(Self.labelledRate) channels=1
         """
         try script.write(toFile: "\(dir)/rig.pa", atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/pulseaudio")
         // As root it must be told not to exit, not to take real-time priority on a shared machine,
         // and not to kill itself when a loaded machine makes it look busy.
-        process.arguments = ["-n", "--daemonize=no", "--exit-idle-time=-1", "--realtime=no", "--high-priority=no",
-                             "--no-cpu-limit", "--use-pid-file=no", "--log-target=file:\(dir)/pulse.log", "-F", "\(dir)/rig.pa"]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try SpawnedProcess("/usr/bin/pulseaudio", [
+            "-n", "--daemonize=no", "--exit-idle-time=-1", "--realtime=no", "--high-priority=no",
+            "--no-cpu-limit", "--use-pid-file=no", "--log-target=file:\(dir)/pulse.log", "-F", "\(dir)/rig.pa"],
+            environment: environment)
         pulse = process
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if FileManager.default.fileExists(atPath: pipePath),
-               (try? Tools.run("pactl", ["info"], environment: environment, timeout: 5))?.status == 0 { return }
-            guard process.isRunning else { break }
-            usleep(50_000)
+        // The daemon creates its socket and the pipe once its modules are loaded; only files are
+        // looked at (a `pactl info` client could hang on a half-started daemon), with a deadline.
+        let deadline = Date().addingTimeInterval(Self.startTimeout)
+        while Date() < deadline && process.isRunning {
+            if FileManager.default.fileExists(atPath: pipePath) && FileManager.default.fileExists(atPath: socketPath) { return }
+            usleep(20_000)
         }
         let log = (try? String(contentsOfFile: "\(dir)/pulse.log", encoding: .utf8)) ?? ""
-        throw RigError("the private PulseAudio daemon did not start: \(log.suffix(800))")
+        process.end()
+        pulse = nil
+        throw RigError("the private PulseAudio daemon did not start within \(Self.startTimeout) s: \(log.suffix(800))")
+    }
+
+    /// How long a daemon may take to start on a loaded machine.
+    static let startTimeout = 15.0
+
+    /// Ends a process: SIGTERM, and SIGKILL if it is still there after a second; always reaped.
+    static func end(_ process: Process) {
+        if process.isRunning {
+            process.terminate()
+            let deadline = Date().addingTimeInterval(1)
+            while process.isRunning && Date() < deadline { usleep(10_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+        process.waitUntilExit()
     }
 
     /// Kills the daemon as a crash would (SIGKILL): its clients see the connection drop.
     func killPulse() {
-        guard let pulse, pulse.isRunning else { return }
-        kill(pulse.processIdentifier, SIGKILL)
-        pulse.waitUntilExit()
+        pulse?.end(signal: SIGKILL)
     }
 
     /// The truth source, built once per test run.
@@ -140,10 +150,8 @@ final class DeviceRig {
 
     /// Stops every process the rig started and removes its directory.
     func stop() {
-        for process in [truth, pulse, xvfb].compactMap({ $0 }) where process.isRunning {
-            process.terminate()
-            process.waitUntilExit()
-        }
+        for process in [truth, xvfb].compactMap({ $0 }) { Self.end(process) }
+        pulse?.end()
         truth = nil
         pulse = nil
         xvfb = nil
