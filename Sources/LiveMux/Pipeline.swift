@@ -32,15 +32,18 @@ public final class Pipeline: @unchecked Sendable {
         // Sources first: a missing device is the likeliest mistake.
         var sources: [CaptureSource] = []
         if let input = config.input {
-            sources.append(try CaptureSource(spec: input, video: wantVideo, audio: wantAudio, realtime: config.realtime))
+            sources.append(try CaptureSource(spec: input, video: wantVideo, audio: wantAudio, realtime: config.realtime,
+                                             framesPerSecond: config.video.fps))
         } else {
             if wantVideo {
                 let spec = config.videoSource ?? RecordConfiguration.defaultVideoSource(config.video)
-                sources.append(try CaptureSource(spec: spec, video: true, audio: false, realtime: config.realtime))
+                sources.append(try CaptureSource(spec: spec, video: true, audio: false, realtime: config.realtime,
+                                             framesPerSecond: config.video.fps))
             }
             if wantAudio {
                 let spec = config.audioSource ?? RecordConfiguration.defaultAudioSource(config.audio)
-                sources.append(try CaptureSource(spec: spec, video: false, audio: true, realtime: config.realtime))
+                sources.append(try CaptureSource(spec: spec, video: false, audio: true, realtime: config.realtime,
+                                             framesPerSecond: config.video.fps))
             }
         }
 

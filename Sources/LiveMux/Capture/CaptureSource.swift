@@ -34,11 +34,14 @@ final class CaptureSource: @unchecked Sendable {
     private var anchorToArrival = false
     private var offset: Int64?
     private var deviceClock = DeviceClock()
+    /// A live video device's frame grid (`FrameGrid`); nil for everything else.
+    private var frameGrid: FrameGrid?
     private var paceStart: Int64 = 0
     private var lastTime: [StreamKind: Int64] = [:]
 
     /// Opens the input and the decoders for the wanted streams; throws if one is missing.
-    init(spec: SourceSpec, video wantVideo: Bool, audio wantAudio: Bool, realtime: Bool) throws {
+    /// `framesPerSecond`: the recording's frame rate, which a screen grab is asked for.
+    init(spec: SourceSpec, video wantVideo: Bool, audio wantAudio: Bool, realtime: Bool, framesPerSecond: Int) throws {
         self.spec = spec
         do {
             // The lavfi device's own options (graph_file, dumpgraph) still need the device.
@@ -46,7 +49,7 @@ final class CaptureSource: @unchecked Sendable {
                 input = .filterGraph(try FilterGraph(description: spec.url))
             } else {
                 input = .demuxer(try InputDevice(format: spec.format, url: spec.url,
-                                                 options: DeviceDefaults.options(for: spec).sorted { $0.key < $1.key }))
+                                                 options: DeviceDefaults.options(for: spec, framesPerSecond: framesPerSecond).sorted { $0.key < $1.key }))
             }
         } catch let error as FFmpegError {
             throw LiveMuxError.input("cannot open input '\(spec.description)': \(error.message)"
@@ -78,6 +81,9 @@ final class CaptureSource: @unchecked Sendable {
             isLive = false
         }
         paced = realtime && !isLive
+        if isLive, case .demuxer(let device) = input, let stream = device.bestStream(.video), routes[stream.index] != nil {
+            frameGrid = FrameGrid(framesPerSecond: stream.frameRate.doubleValue)
+        }
     }
 
     /// A camera, screen or microphone: it runs at its own pace, on the wall clock.
@@ -171,6 +177,7 @@ final class CaptureSource: @unchecked Sendable {
             let t = Timestamp.rescale(raw, from: route.timeBase, to: .microseconds)
             if isLive {
                 time = deviceClock.captureTime(stamp: t, arrival: now)
+                if route.kind == .video, frameGrid != nil { time = frameGrid!.place(time) }
             } else {
                 if offset == nil { offset = anchorToArrival ? now - t : -t }
                 time = t + offset!
