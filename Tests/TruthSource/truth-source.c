@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <time.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -83,6 +84,10 @@ int main(int argc, char **argv) {
     sigaction(SIGTERM, &action, NULL);
     sigaction(SIGINT, &action, NULL);
     signal(SIGPIPE, SIG_IGN);
+    /* Real-time priority where allowed (root): the truth must keep its times on a loaded machine.
+     * It wakes every 5 ms for microseconds, so it takes nothing from anyone. */
+    struct sched_param priority = { .sched_priority = 10 };
+    sched_setscheduler(0, SCHED_FIFO, &priority);
     Display *display = XOpenDisplay(argv[2]);
     if (!display) { fprintf(stderr, "truth-source: cannot open display %s\n", argv[2]); return 1; }
     int s = DefaultScreen(display);

@@ -1,38 +1,101 @@
 import Foundation
 
-/// Audio is the master clock; video follows it.
+/// Audio is the master clock; video follows its drift, and only its drift.
 ///
 /// Audio frames are stamped from the sample count, so when a microphone's clock runs at 47.98 kHz
-/// against a 30.00 fps camera (both stamped by the one capture clock), the audio timeline slowly
-/// moves away from the capture clock. The audio encoder reports, for every frame it keeps, where
-/// that frame lands on the timeline against when it was captured; the smoothed difference is the
-/// drift. The video encoder shifts its frames by a correction that follows the drift in whole
-/// frame steps, once the drift is more than 3/4 of a frame away from it (hysteresis, so jitter
-/// does not make it flap), at most one step every `minimumSpacing` frames: a step forward leaves an empty slot, which the encoder fills by
-/// duplicating a frame; a step back puts two frames on one slot, and the second is dropped.
+/// against the capture clock, the audio timeline slowly moves away from it. The audio encoder
+/// reports, for every frame it keeps, where that frame lands on the timeline against when it was
+/// captured. That difference is a constant offset (a device's latency, where its first frame
+/// fell) plus the drift, a rate: the drift is estimated as the slope of a least-squares line
+/// through the last `window` of reports and integrated, so a constant offset, however large, is
+/// never followed (it once moved video 200 ms late by dropping 6 frames). A report more than
+/// `stepThreshold` off the line is a step in the offset (a device reopened, a buffer re-synced):
+/// it is taken out of this and later reports, since a rate integrated over a window that holds
+/// a step would follow the step in full. The video encoder
+/// shifts its frames by a correction that follows the drift in whole frame steps, once the drift is
+/// more than half a frame away from it (the integrated rate is smooth: no hysteresis is needed
+/// against jitter, and the A/V error stays within half a frame), at most one step every
+/// `minimumSpacing` frames: a step forward leaves an empty slot, which the encoder fills by duplicating a frame; a
+/// step back puts two frames on one slot, and the second is dropped.
 ///
 /// Locking: `lock` guards every field; the audio and video encoders may run on different threads.
 final class ClockDrift: @unchecked Sendable {
     private let lock = NSLock()
-    /// Smoothed audio timeline position − capture time (µs); nil before audio has been seen.
-    private var drift: Double?
+    /// Recent reports: capture time (µs after the timeline's base) and timeline − capture (µs).
+    private var reports: [(time: Double, difference: Double)] = []
+    /// The rate (µs of drift per µs), and the drift (µs) integrated from it.
+    private var rate: Double?
+    private var drift: Double = 0
+    private var lastTime: Double?
+    private var firstTime: Double?
+    /// The least-squares line's value at the latest report (µs): offset + drift.
+    private var fitted: Double = 0
+    /// The line's slope at the latest report.
+    private var fittedSlope: Double = 0
+    /// Steps in the offset taken out of the reports (µs).
+    private var steppedBy: Double = 0
+    /// No device jitters by a frame and a half; a 0.5% drift moves 0.1 ms between reports.
+    static let stepThreshold = 50_000.0
     /// The shift (µs) applied to video frames: a whole number of frame durations.
     private var applied: Int64 = 0
     private var steps = 0
-    /// Video frames since the last step: steps are at least `minimumSpacing` frames apart, so a
-    /// sudden jump (an audio gap) is followed gradually rather than by a burst of drops.
+    /// Video frames since the last step.
     private var framesSinceStep = Int.max
+    /// How far (in frames) the drift goes from the correction before the correction steps.
+    static let stepAt = 0.5
     /// 15 frames (0.5 s at 30 fps) follow drifts up to ~6%; a crystal is off by far less.
     static let minimumSpacing = 15
+    /// The slope is fitted over this much of the latest reports (µs)…
+    static let window = 10_000_000.0
+    /// …once they span this much: with ±5 ms of jitter a 4 s fit is good to ~0.02%.
+    static let minimumSpan = 4_000_000.0
 
     /// Audio: a kept frame starts at `timeline` µs on the timeline and was captured `captured` µs
     /// after the timeline's base.
     func audioObserved(timeline: Int64, captured: Int64) {
-        let d = Double(timeline - captured)
+        let t = Double(captured)
         lock.lock()
-        // An exponential average over ~32 frames: smooths device jitter, lags a 0.5% drift by ~3 ms.
-        drift = drift.map { $0 + (d - $0) / 32 } ?? d
-        lock.unlock()
+        defer { lock.unlock() }
+        var d = Double(timeline - captured) - steppedBy
+        if let last = lastTime {
+            let predicted = fitted + fittedSlope * (t - last)
+            if abs(d - predicted) > Self.stepThreshold {
+                steppedBy += d - predicted
+                d = predicted
+            }
+        }
+        reports.append((t, d))
+        if let first = reports.first, t - first.time > Self.window {
+            reports.removeFirst(reports.firstIndex { t - $0.time <= Self.window } ?? 0)
+        }
+        if firstTime == nil { firstTime = t }
+        let line = Self.fit(reports)
+        (fitted, fittedSlope) = (line.value, line.slope)
+        if let known = rate, let last = lastTime {
+            drift += known * (t - last)
+        } else if line.span >= Self.minimumSpan, let first = firstTime {
+            drift = line.slope * (t - first)  // the drift since the first report, at once
+        }
+        if line.span >= Self.minimumSpan { rate = line.slope }
+        lastTime = t
+    }
+
+    /// The least-squares line through `reports`: its slope, its value at the last report, and how
+    /// long a time the reports span.
+    private static func fit(_ reports: [(time: Double, difference: Double)]) -> (slope: Double, value: Double, span: Double) {
+        guard let first = reports.first, let last = reports.last else { return (0, 0, 0) }
+        let n = Double(reports.count)
+        var st = 0.0, sd = 0.0
+        for r in reports { st += r.time - first.time; sd += r.difference }
+        let mt = st / n, md = sd / n
+        var stt = 0.0, std = 0.0
+        for r in reports {
+            let x = r.time - first.time - mt
+            stt += x * x
+            std += x * (r.difference - md)
+        }
+        let slope = stt > 0 ? std / stt : 0
+        return (slope, md + slope * (last.time - first.time - mt), last.time - first.time)
     }
 
     /// Video: the shift (µs) to add to a frame's capture time; moves by one frame when the drift
@@ -41,9 +104,8 @@ final class ClockDrift: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         framesSinceStep = framesSinceStep == .max ? .max : framesSinceStep + 1
-        guard let d = drift else { return applied }
-        let gap = d - Double(applied)
-        if abs(gap) > 0.75 * frameDuration && framesSinceStep >= Self.minimumSpacing {
+        let gap = drift - Double(applied)
+        if abs(gap) > Self.stepAt * frameDuration && framesSinceStep >= Self.minimumSpacing {
             applied += Int64((gap > 0 ? frameDuration : -frameDuration).rounded())
             steps += 1
             framesSinceStep = 0
@@ -52,8 +114,10 @@ final class ClockDrift: @unchecked Sendable {
     }
 
     struct Status: Sendable {
-        /// Audio timeline − capture clock (ms): how far the audio clock has drifted.
+        /// How far the audio clock has drifted from the capture clock (ms): the integrated rate.
         var driftMs: Double
+        /// The audio clock's rate against the capture clock (parts per million).
+        var driftPPM: Double
         /// Audio − video on the timeline (ms) after the correction: what a viewer would see.
         var offsetMs: Double
         var corrections: Int
@@ -62,7 +126,7 @@ final class ClockDrift: @unchecked Sendable {
     var status: Status {
         lock.lock()
         defer { lock.unlock() }
-        let d = drift ?? 0
-        return Status(driftMs: d / 1000, offsetMs: (d - Double(applied)) / 1000, corrections: steps)
+        return Status(driftMs: drift / 1000, driftPPM: (rate ?? 0) * 1e6, offsetMs: (fitted + steppedBy - Double(applied)) / 1000,
+                      corrections: steps)
     }
 }
