@@ -32,7 +32,7 @@ final class DeviceSyncTests: XCTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertLessThan(truth["late"] ?? .max, 30_000, "the truth source kept its times (µs late at worst)")
         XCTAssertEqual(try Tools.decodeErrors(path), "")
-        let flashes = try DeviceSyncAnalysis.flashOnsets(path)
+        let flashes = try DeviceSyncAnalysis.flashInstants(path, frame: Self.frame / 1000)
         let onsets = try SyncAnalysis.beepOnsets(path, rate: 48000)
         XCTAssertGreaterThanOrEqual(flashes.count, Int(seconds) - 2, "flashes: \(flashes)")
         XCTAssertGreaterThanOrEqual(onsets.count, Int(seconds) - 2, "beeps: \(onsets)")
@@ -40,26 +40,24 @@ final class DeviceSyncTests: XCTestCase {
         return Run(offsets: offsets, stats: try XCTUnwrap(TimingTests.statsLines(stats).last), path: path)
     }
 
-    /// Every beep within one frame of its flash and the mean within ±20 ms, both against the
-    /// flash instant: the screen grab shows a flash in the first frame it grabs after it, on
-    /// average half a frame later (the truth source walks its flashes through every phase of the
-    /// grab). No trend: the medians of the two halves within 10 ms.
+    /// Every beep within one frame of its flash and the mean within ±20 ms; no trend: the medians
+    /// of the two halves within 10 ms. Against the flash instant (`flashInstants`), not the first
+    /// frame that shows it, which a screen grab takes up to a frame later.
     func assertInSync(_ offsets: [Double], file: StaticString = #filePath, line: UInt = #line) {
         let description = offsets.map { String(format: "%.1f", $0) }.joined(separator: " ")
         assertWithinAFrame(offsets, file: file, line: line)
-        let mean = offsets.reduce(0, +) / Double(max(offsets.count, 1)) + Self.frame / 2
-        XCTAssertLessThanOrEqual(abs(mean), 20, "mean beep − flash instant \(mean) ms: \(description)", file: file, line: line)
+        let mean = offsets.reduce(0, +) / Double(max(offsets.count, 1))
+        XCTAssertLessThanOrEqual(abs(mean), 20, "mean beep − flash \(mean) ms: \(description)", file: file, line: line)
         let half = offsets.count / 2
         let trend = DeviceSyncAnalysis.median(Array(offsets[half...])) - DeviceSyncAnalysis.median(Array(offsets[..<half]))
         XCTAssertLessThanOrEqual(abs(trend), 10, "second half − first half \(trend) ms: \(description)", file: file, line: line)
-        print("device sync: mean \(String(format: "%.1f", mean)) ms, trend \(String(format: "%.1f", trend)) ms, beep − flash frame \(description)")
+        print("device sync: mean \(String(format: "%.1f", mean)) ms, halves \(String(format: "%.1f", trend)) ms apart, beep − flash \(description)")
     }
 
-    /// Every beep within one frame of its flash instant (flash frame − half a frame).
     func assertWithinAFrame(_ offsets: [Double], file: StaticString = #filePath, line: UInt = #line) {
         let description = offsets.map { String(format: "%.1f", $0) }.joined(separator: " ")
         for o in offsets {
-            XCTAssertLessThanOrEqual(abs(o + Self.frame / 2), Self.frame, "beep − flash frame (ms): \(description)", file: file, line: line)
+            XCTAssertLessThanOrEqual(abs(o), Self.frame, "beep − flash (ms): \(description)", file: file, line: line)
         }
     }
 
@@ -100,16 +98,24 @@ final class DeviceSyncTests: XCTestCase {
 }
 
 enum DeviceSyncAnalysis {
-    /// The first bright frame of every flash (s): frames whose luma is far above the median, at
-    /// least half a second after the previous bright frame.
-    static func flashOnsets(_ path: String) throws -> [Double] {
-        var onsets: [Double] = []
+    /// The instant (s) of every flash, from the first frame that shows it: its time, less how
+    /// long after the flash it was grabbed, which its brightness tells (truth-source.c steps a
+    /// flash down from white by 16 every 1/8 of a frame; YAVG is limited range, 16–235).
+    static func flashInstants(_ path: String, frame: Double) throws -> [Double] {
+        let frames = try SyncAnalysis.frameLuma(path)
+        guard !frames.isEmpty else { return [] }
+        let median = frames.map(\.luma).sorted()[frames.count / 2]
+        var instants: [Double] = []
         var last = -Double.infinity
-        for t in try SyncAnalysis.flashTimes(path) {
-            if t - last > 0.5 { onsets.append(t) }
-            last = t
+        for f in frames where f.luma > median + 8 {
+            if f.time - last > 0.5 {
+                let level = (f.luma - 16) * 255 / 219
+                let step = min(8, max(0, ((255 - level) / 16).rounded()))
+                instants.append(f.time - (step + 0.5) / 8 * frame)
+            }
+            last = f.time
         }
-        return onsets
+        return instants
     }
 
     static func median(_ values: [Double]) -> Double {

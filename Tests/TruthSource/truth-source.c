@@ -30,6 +30,13 @@
  * into a frame than the one before, so any run of flashes spreads evenly over the phases of the
  * screen grab (which shows a flash up to a frame late). */
 #define PERIOD_NS 1020601133LL
+/* A flash starts white and steps down by RAMP_LEVEL every 1/RAMP_STEPS of a 30 fps frame, then
+ * stays at the last level: the first frame that shows it tells, by its brightness, how long after
+ * the flash instant it was grabbed (to 1/8 of a frame), so the test measures beep - flash instant
+ * and not the phase of the screen grab. */
+#define FRAME_NS 33333333LL
+#define RAMP_STEPS 8
+#define RAMP_LEVEL 16
 #define BEEP_HZ 1000.0
 #define AMPLITUDE 16000.0
 /* More than this many bytes (0.5 s) waiting in the pipe means nobody is reading it: the chunk is
@@ -65,6 +72,8 @@ static void sleep_until(int64_t t) {
     struct timespec ts = { (time_t)(t / 1000000000LL), (long)(t % 1000000000LL) };
     while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR && !stopping) {}
 }
+
+static unsigned long gray(int level) { return (unsigned long)level << 16 | (unsigned long)level << 8 | (unsigned long)level; }
 
 static void fill(Display *d, unsigned long pixel) {
     int s = DefaultScreen(d);
@@ -103,17 +112,26 @@ int main(int argc, char **argv) {
     printf("start %lld %lld\n", (long long)(t0 / 1000), (long long)wall);
     fflush(stdout);
     int64_t written = 0, next_chunk = t0 + CHUNK_NS;
-    int64_t flash_on = t0 + PERIOD_NS, flash_off = flash_on + BEEP_NS;
+    int64_t flash_on = t0 + PERIOD_NS, flash_off = flash_on + BEEP_NS, ramp_at = INT64_MAX, flash_start = 0;
+    int ramp_step = 0;
     int16_t buffer[4096];
     while (!stopping && next_chunk <= end) {
         int64_t next = next_chunk < flash_on ? next_chunk : flash_on;
         if (flash_off < next) next = flash_off;
+        if (ramp_at < next) next = ramp_at;
         sleep_until(next);
         int64_t t = now_ns();
         if (t - next > late) late = t - next;
         if (next == flash_on) {
-            fill(display, WhitePixel(display, s));
+            fill(display, gray(255));
+            flash_start = flash_on;
             flash_on += PERIOD_NS;
+            ramp_step = 1;
+            ramp_at = flash_start + FRAME_NS / RAMP_STEPS;
+        } else if (next == ramp_at) {
+            fill(display, gray(255 - RAMP_LEVEL * ramp_step));
+            ramp_step++;
+            ramp_at = ramp_step > RAMP_STEPS ? INT64_MAX : flash_start + FRAME_NS * ramp_step / RAMP_STEPS;
         } else if (next == flash_off) {
             fill(display, BlackPixel(display, s));
             flash_off += PERIOD_NS;

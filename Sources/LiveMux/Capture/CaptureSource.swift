@@ -82,7 +82,7 @@ final class CaptureSource: @unchecked Sendable {
         }
         paced = realtime && !isLive
         if isLive, case .demuxer(let device) = input, let stream = device.bestStream(.video), routes[stream.index] != nil {
-            frameGrid = FrameGrid(framesPerSecond: stream.frameRate.doubleValue)
+            frameGrid = FrameGrid(framesPerSecond: stream.frameRate.doubleValue, counting: device.formatName == "x11grab")
         }
     }
 

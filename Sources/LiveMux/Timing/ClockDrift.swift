@@ -13,9 +13,9 @@ import Foundation
 /// it is taken out of this and later reports, since a rate integrated over a window that holds
 /// a step would follow the step in full. The video encoder
 /// shifts its frames by a correction that follows the drift in whole frame steps, once the drift is
-/// more than half a frame away from it (the integrated rate is smooth: no hysteresis is needed
-/// against jitter, and the A/V error stays within half a frame), at most one step every
-/// `minimumSpacing` frames: a step forward leaves an empty slot, which the encoder fills by duplicating a frame; a
+/// more than 0.6 of a frame away from it (the integrated rate is smooth: a tenth of a frame of
+/// hysteresis covers the estimate's noise, and the A/V error stays within 0.6 of a frame), at
+/// most one step every `minimumSpacing` frames: a step forward leaves an empty slot, which the encoder fills by duplicating a frame; a
 /// step back puts two frames on one slot, and the second is dropped.
 ///
 /// Locking: `lock` guards every field; the audio and video encoders may run on different threads.
@@ -42,7 +42,7 @@ final class ClockDrift: @unchecked Sendable {
     /// Video frames since the last step.
     private var framesSinceStep = Int.max
     /// How far (in frames) the drift goes from the correction before the correction steps.
-    static let stepAt = 0.5
+    static let stepAt = 0.6
     /// 15 frames (0.5 s at 30 fps) follow drifts up to ~6%; a crystal is off by far less.
     static let minimumSpacing = 15
     /// The slope is fitted over this much of the latest reports (µs)…
