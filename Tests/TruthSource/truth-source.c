@@ -3,13 +3,15 @@
  *
  *   truth-source FIFO DISPLAY SECONDS RATE
  *
- * Writes signed 16-bit mono samples into FIFO (a module-pipe-source's pipe) at RATE samples per
+ * Writes signed 32-bit mono samples into FIFO (a module-pipe-source's pipe) at RATE samples per
  * second of the monotonic clock, in 5 ms chunks without ever blocking, each written once its last sample is "captured":
  * sample n belongs to t0 + n / RATE. Every period P (t0 + k P, k >= 1; P = 1.0206 s) a 100 ms 1 kHz beep starts
  * and the whole X screen turns white for 100 ms, so a recording that keeps sync has every beep
  * onset at its flash. RATE other than the source's labelled rate models a crystal that is off.
- * Prints "start T0 WALL" (µs on the monotonic and the wall clock) and, at the end, "late MAX" (the
- * worst lateness of a write or draw, in µs) and "dropped N" (samples nobody was reading). */
+ * Prints "start T0 WALL" (µs on the monotonic and the wall clock), "flash K LATE" for every flash
+ * (k >= 1; the worst lateness in µs of its draws and of the writes around its beep onset: on a
+ * loaded machine a flash or beep may come late, and the test leaves such flashes out) and, at the
+ * end, "late MAX" (the worst lateness of any write or draw) and "dropped N" (samples nobody read). */
 #include <X11/Xlib.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -38,11 +40,13 @@
 #define RAMP_STEPS 8
 #define RAMP_LEVEL 16
 #define BEEP_HZ 1000.0
+/* 32-bit samples: module-pipe-source reads its pipe 4096 bytes at a time, 43 ms of 16-bit mono
+ * (no microphone delivers such blocks) but 21 ms of 32-bit mono, a microphone's period. */
 #define AMPLITUDE 16000.0
 /* More than this many bytes (0.5 s) waiting in the pipe means nobody is reading it: the chunk is
  * dropped, as a microphone's samples are when nobody records, so the pipe never fills and a write
  * never blocks. A daemon that is merely slow (a loaded machine) catches up from its backlog. */
-#define BACKLOG_BYTES 48000
+#define BACKLOG_BYTES 96000
 
 static volatile sig_atomic_t stopping;
 static void on_signal(int sig) { (void)sig; stopping = 1; }
@@ -52,13 +56,13 @@ static void on_signal(int sig) { (void)sig; stopping = 1; }
 static int open_pipe(const char *path) { return open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC); }
 
 /* Writes one chunk, or drops it when nobody reads the pipe; returns the fd to use next. */
-static int write_chunk(int fd, const char *path, const int16_t *samples, int count, long *dropped) {
+static int write_chunk(int fd, const char *path, const int32_t *samples, int count, long *dropped) {
     if (fd < 0 && (fd = open_pipe(path)) < 0) { *dropped += count; return -1; }
     int queued = 0;
     if (ioctl(fd, FIONREAD, &queued) == 0 && queued > BACKLOG_BYTES) { *dropped += count; return fd; }
-    ssize_t w = write(fd, samples, (size_t)count * 2);
+    ssize_t w = write(fd, samples, (size_t)count * 4);
     if (w < 0 && (errno == EPIPE || errno == EBADF)) { close(fd); *dropped += count; return -1; }
-    if (w < (ssize_t)count * 2) *dropped += count - (w > 0 ? (int)(w / 2) : 0);
+    if (w < (ssize_t)count * 4) *dropped += count - (w > 0 ? (int)(w / 4) : 0);
     return fd;
 }
 
@@ -113,8 +117,9 @@ int main(int argc, char **argv) {
     fflush(stdout);
     int64_t written = 0, next_chunk = t0 + CHUNK_NS;
     int64_t flash_on = t0 + PERIOD_NS, flash_off = flash_on + BEEP_NS, ramp_at = INT64_MAX, flash_start = 0;
-    int ramp_step = 0;
-    int16_t buffer[4096];
+    int ramp_step = 0, flash_index = 0;
+    int64_t flash_late = 0;
+    int32_t buffer[4096];
     while (!stopping && next_chunk <= end) {
         int64_t next = next_chunk < flash_on ? next_chunk : flash_on;
         if (flash_off < next) next = flash_off;
@@ -122,10 +127,14 @@ int main(int argc, char **argv) {
         sleep_until(next);
         int64_t t = now_ns();
         if (t - next > late) late = t - next;
+        /* The draws of a flash and the writes of the samples around its beep's onset. */
+        if (flash_index > 0 && next < flash_start + 2 * FRAME_NS && next != flash_off && t - next > flash_late) flash_late = t - next;
         if (next == flash_on) {
             fill(display, gray(255));
             flash_start = flash_on;
             flash_on += PERIOD_NS;
+            flash_index++;
+            flash_late = t - next;
             ramp_step = 1;
             ramp_at = flash_start + FRAME_NS / RAMP_STEPS;
         } else if (next == ramp_at) {
@@ -135,6 +144,7 @@ int main(int argc, char **argv) {
         } else if (next == flash_off) {
             fill(display, BlackPixel(display, s));
             flash_off += PERIOD_NS;
+            printf("flash %d %lld\n", flash_index, (long long)(flash_late / 1000));
         } else {
             /* Every sample up to this chunk's end: floor(rate * elapsed), so no rate drifts. */
             int64_t total = (int64_t)floor((double)(next_chunk - t0) * rate / 1e9);
@@ -145,7 +155,7 @@ int main(int argc, char **argv) {
                 double at = (double)n / rate, period = PERIOD_NS / 1e9;   /* seconds since t0 */
                 double into = at - period * floor(at / period);          /* seconds into this period */
                 int beeping = at >= period && into < BEEP_NS / 1e9;
-                buffer[i] = beeping ? (int16_t)(AMPLITUDE * sin(2 * M_PI * BEEP_HZ * into)) : 0;
+                buffer[i] = beeping ? (int32_t)(AMPLITUDE * 65536 * sin(2 * M_PI * BEEP_HZ * into)) : 0;
             }
             fd = write_chunk(fd, argv[1], buffer, count, &dropped);
             written += count;

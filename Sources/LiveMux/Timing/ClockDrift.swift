@@ -6,36 +6,37 @@ import Foundation
 /// against the capture clock, the audio timeline slowly moves away from it. The audio encoder
 /// reports, for every frame it keeps, where that frame lands on the timeline against when it was
 /// captured. That difference is a constant offset (a device's latency, where its first frame
-/// fell) plus the drift, a rate: the drift is estimated as the slope of a least-squares line
-/// through the last `window` of reports and integrated, so a constant offset, however large, is
-/// never followed (it once moved video 200 ms late by dropping 6 frames). A report more than
-/// `stepThreshold` off the line is a step in the offset (a device reopened, a buffer re-synced):
-/// it is taken out of this and later reports, since a rate integrated over a window that holds
-/// a step would follow the step in full. The video encoder
-/// shifts its frames by a correction that follows the drift in whole frame steps, once the drift is
-/// more than 0.6 of a frame away from it (the integrated rate is smooth: a tenth of a frame of
-/// hysteresis covers the estimate's noise, and the A/V error stays within 0.6 of a frame), at
-/// most one step every `minimumSpacing` frames: a step forward leaves an empty slot, which the encoder fills by duplicating a frame; a
+/// fell), steps in it (pulse's stamps move by tens of ms on a loaded machine, a device reopens)
+/// and the drift, a rate. The drift is the rate, estimated robustly: the reports are reduced to
+/// one median a second, and the rate is the median of the slopes between every two of the
+/// last `window` seconds at most `maximumLag` seconds apart (Theil–Sen on near pairs): a step
+/// touches only the few pairs that straddle it (15 of some 300), so it cannot move the median,
+/// where pairs of every distance let one step in mid-window move it. While the window still holds the first second the drift is the rate times the time
+/// since then (so an early estimate a step misled is corrected in full once it is right); later
+/// the rate is integrated. An offset, constant or stepping, is never followed
+/// (following it once moved video 200 ms late by dropping 6 frames).
+///
+/// The video encoder shifts its frames by a correction that follows the drift in whole frame
+/// steps once the drift is more than 0.6 of a frame away from it (the integrated rate is smooth:
+/// a tenth of a frame of hysteresis covers its noise), at most one step every `minimumSpacing`
+/// frames: a step forward leaves an empty slot, which the encoder fills by duplicating a frame; a
 /// step back puts two frames on one slot, and the second is dropped.
 ///
 /// Locking: `lock` guards every field; the audio and video encoders may run on different threads.
 final class ClockDrift: @unchecked Sendable {
     private let lock = NSLock()
-    /// Recent reports: capture time (µs after the timeline's base) and timeline − capture (µs).
-    private var reports: [(time: Double, difference: Double)] = []
-    /// The rate (µs of drift per µs), and the drift (µs) integrated from it.
+    /// The current second's reports (timeline − capture, µs) and its start (µs after the base).
+    private var current: [Double] = []
+    private var currentStart: Double?
+    /// One (time, median difference) per past second, the last `window` of them.
+    private var seconds: [(time: Double, difference: Double)] = []
+    /// The rate (µs of drift per µs) and the drift integrated from it (µs).
     private var rate: Double?
     private var drift: Double = 0
-    private var lastTime: Double?
+    private var integratedTo: Double?
     private var firstTime: Double?
-    /// The least-squares line's value at the latest report (µs): offset + drift.
-    private var fitted: Double = 0
-    /// The line's slope at the latest report.
-    private var fittedSlope: Double = 0
-    /// Steps in the offset taken out of the reports (µs).
-    private var steppedBy: Double = 0
-    /// No device jitters by a frame and a half; a 0.5% drift moves 0.1 ms between reports.
-    static let stepThreshold = 50_000.0
+    /// The latest second's median difference (µs): offset + drift.
+    private var latest: Double = 0
     /// The shift (µs) applied to video frames: a whole number of frame durations.
     private var applied: Int64 = 0
     private var steps = 0
@@ -45,10 +46,13 @@ final class ClockDrift: @unchecked Sendable {
     static let stepAt = 0.6
     /// 15 frames (0.5 s at 30 fps) follow drifts up to ~6%; a crystal is off by far less.
     static let minimumSpacing = 15
-    /// The slope is fitted over this much of the latest reports (µs)…
-    static let window = 10_000_000.0
-    /// …once they span this much: with ±5 ms of jitter a 4 s fit is good to ~0.02%.
-    static let minimumSpan = 4_000_000.0
+    /// Seconds of medians the rate is estimated from…
+    static let window = 60
+    /// …once there are this many (6 slopes; a 0.5% drift is then 20 ms, under a step).
+    static let minimumSeconds = 4
+    static let second = 1_000_000.0
+    /// Pairs of seconds at most this far apart give slopes.
+    static let maximumLag = 5
 
     /// Audio: a kept frame starts at `timeline` µs on the timeline and was captured `captured` µs
     /// after the timeline's base.
@@ -56,46 +60,48 @@ final class ClockDrift: @unchecked Sendable {
         let t = Double(captured)
         lock.lock()
         defer { lock.unlock() }
-        var d = Double(timeline - captured) - steppedBy
-        if let last = lastTime {
-            let predicted = fitted + fittedSlope * (t - last)
-            if abs(d - predicted) > Self.stepThreshold {
-                steppedBy += d - predicted
-                d = predicted
+        let start = currentStart ?? t
+        currentStart = start
+        if t - start >= Self.second, !current.isEmpty {
+            closeSecond(at: start + Self.second / 2)
+            currentStart = t
+        }
+        current.append(Double(timeline - captured))
+        if firstTime == nil { firstTime = t }
+        if let rate, let first = firstTime {
+            if let from = integratedTo {
+                drift += rate * (t - from)
+                integratedTo = t
+            } else {
+                drift = rate * (t - first)
             }
         }
-        reports.append((t, d))
-        if let first = reports.first, t - first.time > Self.window {
-            reports.removeFirst(reports.firstIndex { t - $0.time <= Self.window } ?? 0)
-        }
-        if firstTime == nil { firstTime = t }
-        let line = Self.fit(reports)
-        (fitted, fittedSlope) = (line.value, line.slope)
-        if let known = rate, let last = lastTime {
-            drift += known * (t - last)
-        } else if line.span >= Self.minimumSpan, let first = firstTime {
-            drift = line.slope * (t - first)  // the drift since the first report, at once
-        }
-        if line.span >= Self.minimumSpan { rate = line.slope }
-        lastTime = t
     }
 
-    /// The least-squares line through `reports`: its slope, its value at the last report, and how
-    /// long a time the reports span.
-    private static func fit(_ reports: [(time: Double, difference: Double)]) -> (slope: Double, value: Double, span: Double) {
-        guard let first = reports.first, let last = reports.last else { return (0, 0, 0) }
-        let n = Double(reports.count)
-        var st = 0.0, sd = 0.0
-        for r in reports { st += r.time - first.time; sd += r.difference }
-        let mt = st / n, md = sd / n
-        var stt = 0.0, std = 0.0
-        for r in reports {
-            let x = r.time - first.time - mt
-            stt += x * x
-            std += x * (r.difference - md)
+    /// Reduces the second's reports to their median and estimates the rate again.
+    private func closeSecond(at time: Double) {
+        latest = Self.median(current)
+        current.removeAll(keepingCapacity: true)
+        seconds.append((time, latest))
+        if seconds.count > Self.window { seconds.removeFirst() }
+        guard seconds.count >= Self.minimumSeconds else { return }
+        var slopes: [Double] = []
+        slopes.reserveCapacity(seconds.count * Self.maximumLag)
+        for i in seconds.indices {
+            for j in seconds.indices where j > i && j - i <= Self.maximumLag {
+                slopes.append((seconds[j].difference - seconds[i].difference) / (seconds[j].time - seconds[i].time))
+            }
         }
-        let slope = stt > 0 ? std / stt : 0
-        return (slope, md + slope * (last.time - first.time - mt), last.time - first.time)
+        rate = Self.median(slopes)
+        if seconds.count == Self.window, integratedTo == nil, let rate, let first = firstTime {
+            drift = rate * (time - first)
+            integratedTo = time
+        }
+    }
+
+    private static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? 0 : sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 
     /// Video: the shift (µs) to add to a frame's capture time; moves by one frame when the drift
@@ -126,7 +132,7 @@ final class ClockDrift: @unchecked Sendable {
     var status: Status {
         lock.lock()
         defer { lock.unlock() }
-        return Status(driftMs: drift / 1000, driftPPM: (rate ?? 0) * 1e6, offsetMs: (fitted + steppedBy - Double(applied)) / 1000,
+        return Status(driftMs: drift / 1000, driftPPM: (rate ?? 0) * 1e6, offsetMs: (latest - Double(applied)) / 1000,
                       corrections: steps)
     }
 }
