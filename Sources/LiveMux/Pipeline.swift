@@ -130,7 +130,8 @@ public final class Pipeline: @unchecked Sendable {
         var s = statistics.snapshot
         s.queueDepths = session.queue.depths
         let drift = timeline.drift.status
-        (s.driftMs, s.avOffsetMs, s.driftCorrections) = (drift.driftMs, drift.offsetMs, drift.corrections)
+        (s.driftMs, s.avOffsetMs, s.driftCorrections, s.driftPPM) = (drift.driftMs, drift.offsetMs, drift.corrections, drift.driftPPM)
+        s.devices = sources.compactMap { $0.deviceStatus?.snapshot }
         return s
     }
 }

@@ -84,6 +84,14 @@ final class DeviceSyncTests: XCTestCase {
         XCTAssertEqual(video["duplicated"] as? Int, 0)
         XCTAssertEqual(video["packets_out"] as? Int, Int(seconds * 30))
         try assertNoGaps(run.path, frames: Int(seconds * 30))
+        // --stats per device: both stamp on the wall clock (libavdevice), and arrive soon after.
+        let devices = try XCTUnwrap(run.stats["devices"] as? [[String: Any]])
+        XCTAssertEqual(devices.map { $0["name"] as? String }, ["x11grab:\(rig.display)", "pulse:\(DeviceRig.microphone)"])
+        for d in devices {
+            XCTAssertEqual(d["clock"] as? String, "wall clock", "\(d)")
+            XCTAssertLessThan(d["delay_ms"] as? Double ?? .infinity, 200, "\(d)")
+        }
+        XCTAssertLessThan(abs(run.stats["drift_ppm"] as? Double ?? .infinity), 1000, "an exact feed: no drift")
     }
 
     /// The pipe fed 48,240 samples a second but labelled 48 kHz (a crystal 0.5% fast): audio,
@@ -94,6 +102,7 @@ final class DeviceSyncTests: XCTestCase {
         let description = run.offsets.map { String(format: "%.1f", $0) }.joined(separator: " ")
         assertWithinAFrame(run.offsets)
         XCTAssertGreaterThan(run.stats["drift_corrections"] as? Int ?? 0, 0, "drift corrections")
+        XCTAssertEqual(run.stats["drift_ppm"] as? Double ?? 0, 5000, accuracy: 1000, "48240 Hz labelled 48000: +0.5%")
         print("device drift +0.5%: corrections \(run.stats["drift_corrections"] ?? "?"), drift \(run.stats["drift_ms"] ?? "?") ms, offsets \(description)")
     }
 

@@ -34,6 +34,8 @@ final class CaptureSource: @unchecked Sendable {
     private var anchorToArrival = false
     private var offset: Int64?
     private var deviceClock = DeviceClock()
+    /// What `--stats` shows about this input, when it is a live device.
+    let deviceStatus: DeviceStatus?
     /// A live video device's frame grid (`FrameGrid`); nil for everything else.
     private var frameGrid: FrameGrid?
     private var paceStart: Int64 = 0
@@ -81,6 +83,7 @@ final class CaptureSource: @unchecked Sendable {
             isLive = false
         }
         paced = realtime && !isLive
+        deviceStatus = isLive ? DeviceStatus(name: spec.description) : nil
         if isLive, case .demuxer(let device) = input, let stream = device.bestStream(.video), routes[stream.index] != nil {
             frameGrid = FrameGrid(framesPerSecond: stream.frameRate.doubleValue, counting: device.formatName == "x11grab")
         }
@@ -177,6 +180,7 @@ final class CaptureSource: @unchecked Sendable {
             let t = Timestamp.rescale(raw, from: route.timeBase, to: .microseconds)
             if isLive {
                 time = deviceClock.captureTime(stamp: t, arrival: now)
+                deviceStatus?.observed(clock: deviceClock.source, captured: time, arrived: now)
                 if route.kind == .video, frameGrid != nil { time = frameGrid!.place(time) }
             } else {
                 if offset == nil { offset = anchorToArrival ? now - t : -t }
