@@ -17,19 +17,12 @@ final class DeviceLatencyTests: XCTestCase {
 
     func testCaptureToBytesFromTheSecondSecond() throws {
         try rig.startTruth(seconds: Self.seconds + 3)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Tools.livemux)
-        process.arguments = ["record", "-q", "-t", String(Self.seconds), "--size", DeviceRig.screenSize, "--fps", "30",
-                             "--video", "x11grab:\(rig.display)", "--audio", "pulse:\(DeviceRig.microphone)", "-f", "flv", "-o", "-"]
-        process.environment = ProcessInfo.processInfo.environment.merging(rig.environment) { _, new in new }
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let (_, tags, bytes) = LatencyTests.readFLV(out.fileHandleForReading.fileDescriptor)
-        process.waitUntilExit()
+        let (_, tags, bytes, status) = try LatencyTests.recordFLV(
+            ["record", "-q", "-t", String(Self.seconds), "--size", DeviceRig.screenSize, "--fps", "30",
+             "--video", "x11grab:\(rig.display)", "--audio", "pulse:\(DeviceRig.microphone)", "-f", "flv", "-o", "-"],
+            environment: rig.environment)
         let truth = rig.finishTruth()
-        XCTAssertEqual(process.terminationStatus, 0)
+        XCTAssertEqual(status, 0)
         let path = "\(rig.dir)/latency.flv"
         try Data(bytes).write(to: URL(fileURLWithPath: path))
         let start = try XCTUnwrap(truth.start, "the truth source's start"), first = try XCTUnwrap(tags.first?.arrival)

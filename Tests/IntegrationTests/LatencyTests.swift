@@ -45,18 +45,26 @@ final class LatencyTests: XCTestCase {
         return (start, tags, buffer)
     }
 
-    func testReportedP99AgreesWithAReader() throws {
-        let stats = "\(dir)/latency.jsonl"
+    /// Runs livemux with `arguments` (FLV to stdout) and reads its stdout with `readFLV`.
+    static func recordFLV(_ arguments: [String], environment: [String: String] = [:]) throws
+        -> (start: Double, tags: [(media: Double, arrival: Double)], bytes: [UInt8], status: Int32) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Tools.livemux)
-        process.arguments = ["record", "-q", "-t", "4", "--size", "1280x720", "-f", "flv", "-o", "-", "--stats", stats]
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let (start, tags, _) = Self.readFLV(out.fileHandleForReading.fileDescriptor)
+        let (start, tags, bytes) = readFLV(out.fileHandleForReading.fileDescriptor)
         process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0)
+        return (start, tags, bytes, process.terminationStatus)
+    }
+
+    func testReportedP99AgreesWithAReader() throws {
+        let stats = "\(dir)/latency.jsonl"
+        let (start, tags, _, status) = try Self.recordFLV(["record", "-q", "-t", "4", "--size", "1280x720", "-f", "flv", "-o", "-", "--stats", stats])
+        XCTAssertEqual(status, 0)
         XCTAssertGreaterThan(tags.count, 250, "120 video + 188 audio tags")
         let outside = tags.map { $0.arrival - start - $0.media }.sorted()
         let p99 = outside[min(outside.count - 1, Int((0.99 * Double(outside.count)).rounded(.up)) - 1)]
