@@ -38,12 +38,12 @@ public final class Pipeline: @unchecked Sendable {
             if wantVideo {
                 let spec = config.videoSource ?? RecordConfiguration.defaultVideoSource(config.video)
                 sources.append(try CaptureSource(spec: spec, video: true, audio: false, realtime: config.realtime,
-                                             framesPerSecond: config.video.fps))
+                                                 framesPerSecond: config.video.fps))
             }
             if wantAudio {
                 let spec = config.audioSource ?? RecordConfiguration.defaultAudioSource(config.audio)
                 sources.append(try CaptureSource(spec: spec, video: false, audio: true, realtime: config.realtime,
-                                             framesPerSecond: config.video.fps))
+                                                 framesPerSecond: config.video.fps))
             }
         }
 

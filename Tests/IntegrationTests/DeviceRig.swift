@@ -64,7 +64,7 @@ final class DeviceRig {
         display = ":\(number)"
     }
 
-    /// Starts the daemon (again, after `killPulse`) and waits until it answers.
+    /// Starts the daemon (again, after `killPulse`) and waits until its socket and pipe exist.
     func startPulse() throws {
         // A daemon that was killed leaves its pipe behind, and module-pipe-source refuses one
         // that exists.
@@ -83,8 +83,8 @@ final class DeviceRig {
             "--no-cpu-limit", "--use-pid-file=no", "--log-target=file:\(dir)/pulse.log", "-F", "\(dir)/rig.pa"],
             environment: environment)
         pulse = process
-        // The daemon creates its socket and the pipe once its modules are loaded; only files are
-        // looked at (a `pactl info` client could hang on a half-started daemon), with a deadline.
+        // The daemon creates its socket and the pipe once its modules are loaded: only files are
+        // looked at, no client that could wait on a half-started daemon, and with a deadline.
         let deadline = Date().addingTimeInterval(Self.startTimeout)
         while Date() < deadline && process.isRunning {
             if FileManager.default.fileExists(atPath: pipePath) && FileManager.default.fileExists(atPath: socketPath) { return }
@@ -176,9 +176,4 @@ final class DeviceRig {
         xvfb = nil
         try? FileManager.default.removeItem(atPath: dir)
     }
-}
-
-struct RigError: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
