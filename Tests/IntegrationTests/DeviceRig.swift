@@ -27,7 +27,8 @@ final class DeviceRig {
     var pipePath: String { "\(dir)/mic.fifo" }
     var socketPath: String { "\(dir)/pulse.socket" }
     /// What livemux (and pactl, ffmpeg) need to find the rig's display and daemon. The ALSA
-    /// `pulse` device (libasound2-plugins) follows PULSE_SERVER too.
+    /// `pulse` device (libasound2-plugins) follows PULSE_SERVER too and records the default
+    /// source, the pipe.
     var environment: [String: String] {
         ["DISPLAY": display, "PULSE_SERVER": "unix:\(socketPath)", "XDG_RUNTIME_DIR": "\(dir)/runtime", "HOME": dir]
     }
@@ -74,6 +75,7 @@ final class DeviceRig {
         load-module module-native-protocol-unix socket=\(socketPath) auth-anonymous=1
         load-module module-null-sink sink_name=rig_sink
         load-module module-pipe-source source_name=\(Self.microphone) file=\(pipePath) format=s32le rate=\(Self.labelledRate) channels=1
+        set-default-source \(Self.microphone)
         """
         try script.write(toFile: "\(dir)/rig.pa", atomically: true, encoding: .utf8)
         // As root it must be told not to exit, not to take real-time priority on a shared machine,
@@ -119,7 +121,7 @@ final class DeviceRig {
     private static let truthBinary: Result<String, Error> = Result {
         let dir = try Tools.temporaryDirectory()
         let source = Tools.packageRoot.appendingPathComponent("Tests/TruthSource/truth-source.c").path
-        let r = try Tools.run("gcc", ["-O2", "-Wall", "-o", "\(dir)/truth-source", source, "-lX11", "-lm"])
+        let r = try Tools.run("gcc", ["-O2", "-Wall", "-pthread", "-o", "\(dir)/truth-source", source, "-lX11", "-lm"])
         guard r.status == 0 else { throw RigError("cannot build the truth source: \(r.stderr)") }
         return "\(dir)/truth-source"
     }
@@ -142,8 +144,15 @@ final class DeviceRig {
     struct TruthReport {
         /// Its start on the monotonic clock (ms): flash k (k ≥ 1) is at start + k periods.
         var start: Double?
-        /// Per flash k (index k − 1), how late (ms) its draws and beep onset were at worst.
-        var flashLateness: [Double] = []
+        struct Flash {
+            /// How late (ms) the samples holding the beep's onset were written.
+            var beepLate: Double
+            /// When each of the flash's draws (white, then a step down every 1/8 frame) was done,
+            /// ms after the flash instant.
+            var drawn: [Double]
+        }
+        /// Per flash k (index k − 1).
+        var flashes: [Flash] = []
         /// The worst lateness of anything it did (ms).
         var late: Double?
     }
@@ -160,7 +169,9 @@ final class DeviceRig {
             switch (parts.first, parts.count) {
             case ("start", 3): report.start = Double(parts[1]).map { $0 / 1000 }
             case ("late", 2): report.late = Double(parts[1]).map { $0 / 1000 }
-            case ("flash", 3): report.flashLateness.append((Double(parts[2]) ?? .infinity) / 1000)
+            case ("flash", let n) where n > 3:
+                let values = parts.dropFirst(2).map { (Double($0) ?? .infinity) / 1000 }
+                report.flashes.append(.init(beepLate: values[0], drawn: Array(values.dropFirst())))
             default: break
             }
         }

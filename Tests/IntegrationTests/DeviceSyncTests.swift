@@ -11,7 +11,7 @@ final class DeviceSyncTests: XCTestCase {
     override func tearDown() { rig?.stop() }
 
     static let frame = 1000.0 / 30
-    /// A flash whose draw or beep the truth source made more than this late (ms) is left out.
+    /// A flash whose beep the truth source wrote more than this late (ms) is left out.
     static let truthTolerance = 3.0
     /// About how long (ms) livemux takes from its launch to its first frame; within half a truth
     /// period is enough to tell which flash is which.
@@ -28,32 +28,37 @@ final class DeviceSyncTests: XCTestCase {
 
     /// Records `seconds` of screen and microphone while the truth source feeds the pipe `rate`
     /// samples a second (labelled 48 kHz).
-    func record(seconds: Double, rate: Double = 48000, extra: [String] = []) throws -> Run {
+    func record(seconds: Double, rate: Double = 48000, audio: String = "pulse:\(DeviceRig.microphone)") throws -> Run {
         let path = "\(rig.dir)/sync.flv", stats = "\(rig.dir)/sync.jsonl"
         try rig.startTruth(seconds: seconds + 3, rate: rate)
         let launched = LatencyTests.monotonicMilliseconds()
         let r = try Tools.run(Tools.livemux, ["record", "-q", "-t", String(seconds), "--size", DeviceRig.screenSize, "--fps", "30",
-                                              "--video", "x11grab:\(rig.display)", "--audio", "pulse:\(DeviceRig.microphone)",
-                                              "--stats", stats, "-o", path] + extra,
+                                              "--video", "x11grab:\(rig.display)", "--audio", audio,
+                                              "--stats", stats, "-o", path],
                               environment: rig.environment, timeout: seconds + 30)
         let truth = rig.finishTruth()
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual(try Tools.decodeErrors(path), "")
-        let flashes = try DeviceSyncAnalysis.flashInstants(path, frame: Self.frame / 1000)
+        let frames = try DeviceSyncAnalysis.flashFrames(path)
         let onsets = try SyncAnalysis.beepOnsets(path, rate: 48000)
-        XCTAssertGreaterThanOrEqual(flashes.count, Int(seconds) - 2, "flashes: \(flashes)")
+        XCTAssertGreaterThanOrEqual(frames.count, Int(seconds) - 2, "flashes: \(frames)")
         XCTAssertGreaterThanOrEqual(onsets.count, Int(seconds) - 2, "beeps: \(onsets)")
-        // Flashes the truth source drew or beeped late for (a loaded machine) are left out.
+        // Each flash's instant from when the truth source's draws were done; a flash whose beep it
+        // wrote late (a loaded machine) is left out.
         let start = try XCTUnwrap(truth.start, "the truth source's start")
-        let numbers = DeviceSyncAnalysis.flashNumbers(flashes.map { $0 * 1000 }, truthStart: start, roughZero: launched + Self.startup)
-        let kept = zip(flashes, numbers).filter { _, k in k >= 1 && k <= truth.flashLateness.count && truth.flashLateness[k - 1] <= Self.truthTolerance }
-        XCTAssertGreaterThanOrEqual(kept.count, flashes.count / 2, "flashes the truth source kept the time of; lateness \(truth.flashLateness)")
-        let offsets = kept.map { f, _ in ((onsets.min { abs($0 - f) < abs($1 - f) } ?? .infinity) - f) * 1000 }
+        let nominal = frames.map { DeviceSyncAnalysis.instant($0, drawn: nil, period: Self.frame / 1000) * 1000 }
+        let numbers = DeviceSyncAnalysis.flashNumbers(nominal, truthStart: start, roughZero: launched + Self.startup)
+        let kept = zip(frames, numbers).compactMap { frame, k -> Double? in
+            guard k >= 1, k <= truth.flashes.count, truth.flashes[k - 1].beepLate <= Self.truthTolerance else { return nil }
+            return DeviceSyncAnalysis.instant(frame, drawn: truth.flashes[k - 1].drawn, period: Self.frame / 1000)
+        }
+        XCTAssertGreaterThanOrEqual(kept.count, frames.count / 2, "flashes whose beep the truth source wrote on time: \(truth.flashes.map(\.beepLate))")
+        let offsets = kept.map { f in ((onsets.min { abs($0 - f) < abs($1 - f) } ?? .infinity) - f) * 1000 }
         return Run(offsets: offsets, stats: try XCTUnwrap(TimingTests.statsLines(stats).last), path: path)
     }
 
     /// Every beep within one frame of its flash and the mean within ±20 ms; no trend: the medians
-    /// of the two halves within 10 ms. Against the flash instant (`flashInstants`), not the first
+    /// of the two halves within 10 ms. Against the flash instant (`DeviceSyncAnalysis.instant`), not the first
     /// frame that shows it, which a screen grab takes up to a frame later.
     func assertInSync(_ offsets: [Double], file: StaticString = #filePath, line: UInt = #line) {
         let description = offsets.map { String(format: "%.1f", $0) }.joined(separator: " ")
@@ -104,6 +109,16 @@ final class DeviceSyncTests: XCTestCase {
         XCTAssertGreaterThan(run.stats["drift_corrections"] as? Int ?? 0, 0, "drift corrections")
         XCTAssertEqual(run.stats["drift_ppm"] as? Double ?? 0, 5000, accuracy: 1000, "48240 Hz labelled 48000: +0.5%")
         print("device drift +0.5%: corrections \(run.stats["drift_corrections"] ?? "?"), drift \(run.stats["drift_ms"] ?? "?") ms, offsets \(description)")
+    }
+
+    /// ALSA through PulseAudio's ALSA plugin (`alsa:pulse`, libasound2-plugins), recording the
+    /// pipe: alsa's stamps (wall clock minus `snd_pcm_delay`) keep sync too.
+    func testALSAThroughPulseInSync() throws {
+        let run = try record(seconds: Self.seconds, audio: "alsa:pulse")
+        assertInSync(run.offsets)
+        let devices = try XCTUnwrap(run.stats["devices"] as? [[String: Any]])
+        XCTAssertEqual(devices.last?["name"] as? String, "alsa:pulse")
+        XCTAssertEqual(devices.last?["clock"] as? String, "wall clock")
     }
 
     /// Every slot of the video grid holds a frame: none dropped and none left empty, read back

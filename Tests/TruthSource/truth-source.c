@@ -8,14 +8,16 @@
  * sample n belongs to t0 + n / RATE. Every period P (t0 + k P, k >= 1; P = 1.0206 s) a 100 ms 1 kHz beep starts
  * and the whole X screen turns white for 100 ms, so a recording that keeps sync has every beep
  * onset at its flash. RATE other than the source's labelled rate models a crystal that is off.
- * Prints "start T0 WALL" (µs on the monotonic and the wall clock), "flash K LATE" for every flash
- * (k >= 1; the worst lateness in µs of its draws and of the writes around its beep onset: on a
- * loaded machine a flash or beep may come late, and the test leaves such flashes out) and, at the
- * end, "late MAX" (the worst lateness of any write or draw) and "dropped N" (samples nobody read). */
+ * The samples are written by a thread of their own, so no draw (which waits for Xvfb) delays them.
+ * Prints "start T0 WALL" (µs on the monotonic and the wall clock), "flash K LATE D0 … D8" for
+ * every flash (k >= 1; how late in µs the write holding its beep onset was, and when each of the
+ * flash's 9 draws was done, µs after the flash instant: the test reads a frame's grab time from
+ * them, and leaves out a flash whose beep was written late) and, at the end, "late MAX" (the worst lateness of any write or draw) and "dropped N" (samples nobody read). */
 #include <X11/Xlib.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -87,6 +89,52 @@ static void fill(Display *d, unsigned long pixel) {
     XSync(d, False);
 }
 
+#define MAX_FLASHES 4096
+/* Per flash, when each step's draw was done (ns after the flash instant): Xvfb draws in request
+ * order and answers XSync right after, so this is when the screen changed, however late. */
+static int64_t drawn[MAX_FLASHES][RAMP_STEPS + 1];
+
+/* The microphone, on a thread of its own so that no draw (which waits for Xvfb) delays a write. */
+struct audio {
+    const char *path;
+    double rate;
+    int fd;
+    int64_t t0, end, late;
+    long dropped;
+    /* Per flash, how late the write of the chunk holding its beep's onset was (ns). */
+    int64_t beep_late[MAX_FLASHES];
+};
+
+static void *write_audio(void *context) {
+    struct audio *a = context;
+    int64_t written = 0, next_chunk = a->t0 + CHUNK_NS;
+    int32_t buffer[4096];
+    while (!stopping && next_chunk <= a->end) {
+        sleep_until(next_chunk);
+        int64_t l = now_ns() - next_chunk;
+        if (l > a->late) a->late = l;
+        /* Every sample up to this chunk's end: floor(rate * elapsed), so no rate drifts. */
+        int64_t total = (int64_t)floor((double)(next_chunk - a->t0) * a->rate / 1e9);
+        int count = (int)(total - written);
+        if (count > 4096) count = 4096;
+        for (int i = 0; i < count; i++) {
+            int64_t n = written + i;
+            double at = (double)n / a->rate, period = PERIOD_NS / 1e9;  /* seconds since t0 */
+            double into = at - period * floor(at / period);             /* seconds into this period */
+            int beeping = at >= period && into < BEEP_NS / 1e9;
+            if (beeping && into * a->rate < 1) {
+                int k = (int)floor(at / period) - 1;
+                if (k >= 0 && k < MAX_FLASHES) a->beep_late[k] = l;
+            }
+            buffer[i] = beeping ? (int32_t)(AMPLITUDE * 65536 * sin(2 * M_PI * BEEP_HZ * into)) : 0;
+        }
+        a->fd = write_chunk(a->fd, a->path, buffer, count, &a->dropped);
+        written += count;
+        next_chunk += CHUNK_NS;
+    }
+    return NULL;
+}
+
 int main(int argc, char **argv) {
     if (argc != 5) {
         fprintf(stderr, "usage: truth-source FIFO DISPLAY SECONDS RATE\n");
@@ -105,65 +153,47 @@ int main(int argc, char **argv) {
     if (!display) { fprintf(stderr, "truth-source: cannot open display %s\n", argv[2]); return 1; }
     int s = DefaultScreen(display);
     fill(display, BlackPixel(display, s));
-    int fd = open_pipe(argv[1]);
-    if (fd < 0) { fprintf(stderr, "truth-source: open %s: %s\n", argv[1], strerror(errno)); return 1; }
-    long dropped = 0;
+    struct audio a = { .path = argv[1], .rate = rate };
+    a.fd = open_pipe(argv[1]);
+    if (a.fd < 0) { fprintf(stderr, "truth-source: open %s: %s\n", argv[1], strerror(errno)); return 1; }
 
-    int64_t t0 = now_ns(), end = t0 + (int64_t)(seconds * 1e9), late = 0;
+    int64_t t0 = now_ns();
+    a.t0 = t0;
+    a.end = t0 + (int64_t)(seconds * 1e9);
     struct timespec real;
     clock_gettime(CLOCK_REALTIME, &real);
     int64_t wall = (int64_t)real.tv_sec * 1000000LL + real.tv_nsec / 1000 - (now_ns() - t0) / 1000;
     printf("start %lld %lld\n", (long long)(t0 / 1000), (long long)wall);
     fflush(stdout);
-    int64_t written = 0, next_chunk = t0 + CHUNK_NS;
-    int64_t flash_on = t0 + PERIOD_NS, flash_off = flash_on + BEEP_NS, ramp_at = INT64_MAX, flash_start = 0;
-    int ramp_step = 0, flash_index = 0;
-    int64_t flash_late = 0;
-    int32_t buffer[4096];
-    while (!stopping && next_chunk <= end) {
-        int64_t next = next_chunk < flash_on ? next_chunk : flash_on;
-        if (flash_off < next) next = flash_off;
-        if (ramp_at < next) next = ramp_at;
-        sleep_until(next);
-        int64_t t = now_ns();
-        if (t - next > late) late = t - next;
-        /* The draws of a flash and the writes of the samples around its beep's onset. */
-        if (flash_index > 0 && next < flash_start + 2 * FRAME_NS && next != flash_off && t - next > flash_late) flash_late = t - next;
-        if (next == flash_on) {
-            fill(display, gray(255));
-            flash_start = flash_on;
-            flash_on += PERIOD_NS;
-            flash_index++;
-            flash_late = t - next;
-            ramp_step = 1;
-            ramp_at = flash_start + FRAME_NS / RAMP_STEPS;
-        } else if (next == ramp_at) {
-            fill(display, gray(255 - RAMP_LEVEL * ramp_step));
-            ramp_step++;
-            ramp_at = ramp_step > RAMP_STEPS ? INT64_MAX : flash_start + FRAME_NS * ramp_step / RAMP_STEPS;
-        } else if (next == flash_off) {
-            fill(display, BlackPixel(display, s));
-            flash_off += PERIOD_NS;
-            printf("flash %d %lld\n", flash_index, (long long)(flash_late / 1000));
-        } else {
-            /* Every sample up to this chunk's end: floor(rate * elapsed), so no rate drifts. */
-            int64_t total = (int64_t)floor((double)(next_chunk - t0) * rate / 1e9);
-            int count = (int)(total - written);
-            if (count > 4096) count = 4096;
-            for (int i = 0; i < count; i++) {
-                int64_t n = written + i;
-                double at = (double)n / rate, period = PERIOD_NS / 1e9;   /* seconds since t0 */
-                double into = at - period * floor(at / period);          /* seconds into this period */
-                int beeping = at >= period && into < BEEP_NS / 1e9;
-                buffer[i] = beeping ? (int32_t)(AMPLITUDE * 65536 * sin(2 * M_PI * BEEP_HZ * into)) : 0;
-            }
-            fd = write_chunk(fd, argv[1], buffer, count, &dropped);
-            written += count;
-            next_chunk += CHUNK_NS;
+    pthread_t writer;
+    pthread_create(&writer, NULL, write_audio, &a);
+
+    int64_t flash_on = t0 + PERIOD_NS, late = 0;
+    int flash_index = 0;
+    while (!stopping && flash_on + BEEP_NS <= a.end && flash_index < MAX_FLASHES) {
+        for (int step = 0; step <= RAMP_STEPS && !stopping; step++) {
+            int64_t due = flash_on + FRAME_NS * step / RAMP_STEPS;
+            sleep_until(due);
+            fill(display, gray(255 - RAMP_LEVEL * step));
+            drawn[flash_index][step] = now_ns() - flash_on;
+            if (now_ns() - due > late) late = now_ns() - due;
         }
+        sleep_until(flash_on + BEEP_NS);
+        fill(display, BlackPixel(display, s));
+        flash_index++;
+        flash_on += PERIOD_NS;
     }
+    stopping = 1;
+    pthread_join(writer, NULL);
+    for (int k = 0; k < flash_index; k++) {
+        printf("flash %d %lld", k + 1, (long long)(a.beep_late[k] / 1000));
+        for (int step = 0; step <= RAMP_STEPS; step++) printf(" %lld", (long long)(drawn[k][step] / 1000));
+        printf("\n");
+    }
+    if (a.late > late) late = a.late;
+    long dropped = a.dropped;
     printf("late %lld\ndropped %ld\n", (long long)(late / 1000), dropped);
-    if (fd >= 0) close(fd);
+    if (a.fd >= 0) close(a.fd);
     XCloseDisplay(display);
     return 0;
 }
