@@ -3,7 +3,7 @@ import XCTest
 
 /// A/V sync of real devices: x11grab on the rig's screen and pulse on its pipe source, both fed
 /// by the truth source, which beeps and flashes at the same instants. The recording is read back
-/// with ffmpeg and every beep onset compared with its flash frame.
+/// with ffmpeg and every beep onset compared with its flash instant.
 final class DeviceSyncTests: XCTestCase {
     var rig: DeviceRig!
 
@@ -20,7 +20,7 @@ final class DeviceSyncTests: XCTestCase {
     static let seconds = ProcessInfo.processInfo.environment["LIVEMUX_DEVICE_SECONDS"].flatMap(Double.init) ?? 20
 
     struct Run {
-        /// Beep onset − flash frame (ms), per flash.
+        /// Beep onset − flash instant (ms), per flash kept.
         let offsets: [Double]
         let stats: [String: Any]
         let path: String
@@ -58,8 +58,8 @@ final class DeviceSyncTests: XCTestCase {
     }
 
     /// Every beep within one frame of its flash and the mean within ±20 ms; no trend: the medians
-    /// of the two halves within 10 ms. Against the flash instant (`DeviceSyncAnalysis.instant`), not the first
-    /// frame that shows it, which a screen grab takes up to a frame later.
+    /// of the two halves within 10 ms. Against the flash instant (`DeviceSyncAnalysis.instant`),
+    /// not the first frame that shows it, which a screen grab takes up to a frame later.
     func assertInSync(_ offsets: [Double], file: StaticString = #filePath, line: UInt = #line) {
         let description = offsets.map { String(format: "%.1f", $0) }.joined(separator: " ")
         assertWithinAFrame(offsets, file: file, line: line)
