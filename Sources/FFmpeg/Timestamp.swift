@@ -19,4 +19,8 @@ public enum Timestamp {
 
     /// A monotonic clock in microseconds (`av_gettime_relative`).
     public static func monotonicMicroseconds() -> Int64 { av_gettime_relative() }
+
+    /// The wall clock in microseconds since 1970 (`av_gettime`): what pulse, alsa, x11grab and
+    /// v4l2 stamp their frames with.
+    public static func wallClockMicroseconds() -> Int64 { av_gettime() }
 }

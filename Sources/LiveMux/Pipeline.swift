@@ -29,15 +29,18 @@ public final class Pipeline: @unchecked Sendable {
         // Sources first: a missing device is the likeliest mistake.
         var sources: [CaptureSource] = []
         if let input = config.input {
-            sources.append(try CaptureSource(spec: input, video: wantVideo, audio: wantAudio, realtime: config.realtime))
+            sources.append(try CaptureSource(spec: input, video: wantVideo, audio: wantAudio, realtime: config.realtime,
+                                             frameRate: config.video.fps))
         } else {
             if wantVideo {
                 let spec = config.videoSource ?? RecordConfiguration.defaultVideoSource(config.video)
-                sources.append(try CaptureSource(spec: spec, video: true, audio: false, realtime: config.realtime))
+                sources.append(try CaptureSource(spec: spec, video: true, audio: false, realtime: config.realtime,
+                                                 frameRate: config.video.fps))
             }
             if wantAudio {
                 let spec = config.audioSource ?? RecordConfiguration.defaultAudioSource(config.audio)
-                sources.append(try CaptureSource(spec: spec, video: false, audio: true, realtime: config.realtime))
+                sources.append(try CaptureSource(spec: spec, video: false, audio: true, realtime: config.realtime,
+                                                 frameRate: config.video.fps))
             }
         }
 
@@ -114,7 +117,8 @@ public final class Pipeline: @unchecked Sendable {
         var s = statistics.snapshot
         s.queueDepths = session.queue.depths
         let drift = timeline.drift.status
-        (s.driftMs, s.avOffsetMs, s.driftCorrections) = (drift.driftMs, drift.offsetMs, drift.corrections)
+        (s.driftMs, s.avOffsetMs, s.driftCorrections, s.driftPPM) = (drift.driftMs, drift.offsetMs, drift.corrections, drift.driftPPM)
+        s.devices = sources.compactMap { $0.deviceStatus?.snapshot }
         return s
     }
 }

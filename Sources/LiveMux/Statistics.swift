@@ -39,6 +39,10 @@ public struct StatisticsSnapshot: Sendable {
     public var avOffsetMs: Double = 0
     /// Whole-frame steps the video made to follow the audio clock.
     public var driftCorrections = 0
+    /// The audio clock's rate against the capture clock (parts per million).
+    public var driftPPM: Double = 0
+    /// The live devices (cameras, screens, microphones).
+    public var devices: [DeviceSnapshot] = []
 
     /// Media seconds per wall-clock second.
     public var speed: Double { elapsed > 0 ? mediaTime / elapsed : 0 }

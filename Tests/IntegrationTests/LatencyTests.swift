@@ -18,8 +18,9 @@ final class LatencyTests: XCTestCase {
     }
 
     /// Reads an FLV stream from `fd`, returning (media ms, arrival ms) for every audio and video
-    /// tag that carries media (not the sequence headers or the end of sequence), and the arrival of the first bytes.
-    static func readFLV(_ fd: Int32) -> (start: Double, tags: [(media: Double, arrival: Double)]) {
+    /// tag that carries media (not the sequence headers or the end of sequence), the arrival of the
+    /// first bytes, and every byte read.
+    static func readFLV(_ fd: Int32) -> (start: Double, tags: [(media: Double, arrival: Double)], bytes: [UInt8]) {
         var buffer: [UInt8] = []
         var offset = 13  // FLV header (9) + PreviousTagSize0 (4)
         var start = -1.0
@@ -41,21 +42,29 @@ final class LatencyTests: XCTestCase {
                 offset += 11 + size + 4
             }
         }
-        return (start, tags)
+        return (start, tags, buffer)
     }
 
-    func testReportedP99AgreesWithAReader() throws {
-        let stats = "\(dir)/latency.jsonl"
+    /// Runs livemux with `arguments` (FLV to stdout) and reads its stdout with `readFLV`.
+    static func recordFLV(_ arguments: [String], environment: [String: String] = [:]) throws
+        -> (start: Double, tags: [(media: Double, arrival: Double)], bytes: [UInt8], status: Int32) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: Tools.livemux)
-        process.arguments = ["record", "-q", "-t", "4", "--size", "1280x720", "-f", "flv", "-o", "-", "--stats", stats]
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
         let out = Pipe()
         process.standardOutput = out
         process.standardError = FileHandle.nullDevice
         try process.run()
-        let (start, tags) = Self.readFLV(out.fileHandleForReading.fileDescriptor)
+        let (start, tags, bytes) = readFLV(out.fileHandleForReading.fileDescriptor)
         process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0)
+        return (start, tags, bytes, process.terminationStatus)
+    }
+
+    func testReportedP99AgreesWithAReader() throws {
+        let stats = "\(dir)/latency.jsonl"
+        let (start, tags, _, status) = try Self.recordFLV(["record", "-q", "-t", "4", "--size", "1280x720", "-f", "flv", "-o", "-", "--stats", stats])
+        XCTAssertEqual(status, 0)
         XCTAssertGreaterThan(tags.count, 250, "120 video + 188 audio tags")
         let outside = tags.map { $0.arrival - start - $0.media }.sorted()
         let p99 = outside[min(outside.count - 1, Int((0.99 * Double(outside.count)).rounded(.up)) - 1)]

@@ -55,6 +55,14 @@ final class SyncTests: XCTestCase {
 enum SyncAnalysis {
     /// Timestamps (s) of the frames much brighter than the typical frame.
     static func flashTimes(_ path: String) throws -> [Double] {
+        let frames = try frameLuma(path)
+        guard !frames.isEmpty else { return [] }
+        let median = frames.map(\.luma).sorted()[frames.count / 2]
+        return frames.filter { $0.luma > median + 8 }.map(\.time)
+    }
+
+    /// Every video frame's timestamp (s) and average luma (ffmpeg's signalstats YAVG).
+    static func frameLuma(_ path: String) throws -> [(time: Double, luma: Double)] {
         let r = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-copyts", "-i", path, "-an", "-vf",
                                          "signalstats,metadata=print:key=lavfi.signalstats.YAVG:file=-", "-f", "null", "-"])
         XCTAssertEqual(r.status, 0, r.stderr)
@@ -67,9 +75,7 @@ enum SyncAnalysis {
                 frames.append((t, y))
             }
         }
-        guard !frames.isEmpty else { return [] }
-        let median = frames.map(\.luma).sorted()[frames.count / 2]
-        return frames.filter { $0.luma > median + 8 }.map(\.time)
+        return frames
     }
 
     /// Times (s) where a beep starts: the first sample above half the loudest, at least half a

@@ -49,24 +49,36 @@ final class ClockDriftTests: XCTestCase {
             correction = c
         }
         XCTAssertEqual(d.status.driftMs, 300, accuracy: 5)
-        XCTAssertLessThan(abs(d.status.offsetMs), 0.75 * frame / 1000 + 0.1)
-        XCTAssertEqual(d.status.corrections, 9)  // 300 ms / 33.3 ms, minus the ¾-frame hysteresis
+        XCTAssertLessThan(abs(d.status.offsetMs), ClockDrift.stepAt * frame / 1000 + 0.1)
+        XCTAssertEqual(d.status.corrections, 9)  // 300 ms / 33.3 ms
     }
 
-    /// A sudden 1 s jump (an audio gap) is followed one step every 15 frames, not all at once.
-    func testAJumpIsFollowedGradually() {
+    /// A device whose audio lands 200 ms off its capture time, with jitter, drifts not at all:
+    /// the offset is reported, never followed (the old follower dropped 6 frames for it).
+    func testAConstantOffsetIsNoDrift() {
         let d = ClockDrift()
-        d.audioObserved(timeline: 0, captured: 0)
-        for _ in 0..<40 { d.audioObserved(timeline: 1_000_000, captured: 0) }
-        var steps: [Int] = []
-        var last: Int64 = 0
-        for frame in 0..<100 {
-            let c = d.videoCorrection(frameDuration: self.frame)
-            if c != last { steps.append(frame) }
-            last = c
+        for i in 0..<3000 {
+            let captured = Int64(i) * 21_333
+            d.audioObserved(timeline: captured - 200_000 + Int64(i % 7) * 1000, captured: captured)
+            XCTAssertEqual(d.videoCorrection(frameDuration: frame), 0)
         }
-        XCTAssertEqual(zip(steps, steps.dropFirst()).map { $1 - $0 }.min(), ClockDrift.minimumSpacing)
-        XCTAssertEqual(steps.count, 7, "100 frames / 15")
+        XCTAssertEqual(d.status.corrections, 0)
+        XCTAssertEqual(d.status.driftPPM, 0, accuracy: 50)
+        XCTAssertEqual(d.status.offsetMs, -197, accuracy: 5)
+    }
+
+    /// The offset steps by 300 ms mid-recording (a device reopened): a step, not a rate, so no
+    /// correction, however long the window holds it; 40 ms more, slowly over 3 s (pulse's stamps
+    /// on a loaded machine), neither.
+    func testAStepInTheOffsetIsNotFollowed() {
+        let d = ClockDrift()
+        for i in 0..<3000 {
+            let captured = Int64(i) * 21_333
+            let ramp = min(40_000, max(0, (i - 2000) * 40_000 / 140))  // 140 reports: 3 s
+            d.audioObserved(timeline: captured + (i < 1000 ? 0 : 300_000) + Int64(ramp), captured: captured)
+            XCTAssertEqual(d.videoCorrection(frameDuration: frame), 0)
+        }
+        XCTAssertEqual(d.status.offsetMs, 340, accuracy: 1)
     }
 
     func testFollowsASlowAudioClockBackwards() {

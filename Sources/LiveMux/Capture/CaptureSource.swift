@@ -4,11 +4,12 @@ import FFmpeg
 /// every frame on the capture clock, pace it (synthetic and file sources, when real time is asked
 /// for), and hand it to the encoder of its stream.
 ///
-/// The capture clock is in microseconds. When any input is a live device (camera, screen,
-/// microphone), every input's first frame is anchored at the monotonic time it arrived, so all
-/// share the wall clock (synthetic ones are then paced, whatever `realtime` says). Otherwise every
-/// input starts at zero, so its streams keep their relative timing and two such inputs start
-/// together however fast they are read.
+/// The capture clock is monotonic microseconds. When any input is a live device (camera, screen,
+/// microphone), a device's frames keep the times it stamped them with (`DeviceClock`), and a
+/// synthetic or file input's first frame is anchored at the time it arrived, so all share one
+/// clock (synthetic ones are then paced, whatever `realtime` says). Otherwise every input starts
+/// at zero, so its streams keep their relative timing and two such inputs start together however
+/// fast they are read.
 final class CaptureSource: @unchecked Sendable {
     // Used by its capture thread only, except `interrupt()`.
     let spec: SourceSpec
@@ -34,18 +35,25 @@ final class CaptureSource: @unchecked Sendable {
     private var paced: Bool
     private var anchorToArrival = false
     private var offset: Int64?
+    private var deviceClock = DeviceClock()
+    /// What `--stats` shows about this input, when it is a live device.
+    let deviceStatus: DeviceStatus?
+    /// A live video device's frame grid (`FrameGrid`); nil for everything else.
+    private var frameGrid: FrameGrid?
     private var paceStart: Int64 = 0
     private var lastTime: [StreamKind: Int64] = [:]
 
     /// Opens the input and the decoders for the wanted streams; throws if one is missing.
-    init(spec: SourceSpec, video wantVideo: Bool, audio wantAudio: Bool, realtime: Bool) throws {
+    /// `frameRate`: the recording's frame rate (`--fps`), which a screen grab is asked for.
+    init(spec: SourceSpec, video wantVideo: Bool, audio wantAudio: Bool, realtime: Bool, frameRate: FrameRate?) throws {
         self.spec = spec
         do {
             // The lavfi device's own options (graph_file, dumpgraph) still need the device.
             if spec.format == FilterGraph.formatName && spec.options.isEmpty {
                 input = .filterGraph(try FilterGraph(description: spec.url))
             } else {
-                input = .demuxer(try InputDevice(format: spec.format, url: spec.url, options: spec.options.sorted { $0.key < $1.key }))
+                input = .demuxer(try InputDevice(format: spec.format, url: spec.url,
+                                                 options: DeviceDefaults.options(for: spec, frameRate: frameRate).sorted { $0.key < $1.key }))
             }
         } catch let error as FFmpegError {
             throw ExplainedError("cannot open input '\(spec.description)': \(error.message)"
@@ -86,6 +94,10 @@ final class CaptureSource: @unchecked Sendable {
             isLive = false
         }
         paced = realtime && !isLive
+        deviceStatus = isLive ? DeviceStatus(name: spec.description) : nil
+        if isLive, case .demuxer(let device) = input, let stream = device.bestStream(.video), routes[stream.index] != nil {
+            frameGrid = FrameGrid(framesPerSecond: stream.baseFrameRate.doubleValue, counting: device.formatName == "x11grab")
+        }
     }
 
     /// A camera, screen or microphone: it runs at its own pace, on the wall clock.
@@ -177,11 +189,19 @@ final class CaptureSource: @unchecked Sendable {
             time = (lastTime[route.kind] ?? 0) + 1
         } else {
             let t = Timestamp.rescale(raw, from: route.timeBase, to: .microseconds)
-            if offset == nil { offset = isLive || anchorToArrival ? now - t : -t }
-            time = t + offset!
+            if isLive {
+                time = deviceClock.captureTime(stamp: t, arrival: now)
+                deviceStatus?.observed(clock: deviceClock.source, captured: time, arrived: now)
+                if route.kind == .video, frameGrid != nil { time = frameGrid!.place(time) }
+            } else {
+                if offset == nil { offset = anchorToArrival ? now - t : -t }
+                time = t + offset!
+            }
         }
         lastTime[route.kind] = time
-        var captured = now
+        // A device's frame was captured when it says (latency counts from there), never later
+        // than it arrived.
+        var captured = isLive ? min(time, now) : now
         if paced {
             if paceStart == 0 { paceStart = now - time }
             let due = paceStart + time

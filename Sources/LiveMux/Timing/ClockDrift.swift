@@ -1,38 +1,107 @@
 import Foundation
 
-/// Audio is the master clock; video follows it.
+/// Audio is the master clock; video follows its drift, and only its drift.
 ///
 /// Audio frames are stamped from the sample count, so when a microphone's clock runs at 47.98 kHz
-/// against a 30.00 fps camera (both stamped by the one capture clock), the audio timeline slowly
-/// moves away from the capture clock. The audio encoder reports, for every frame it keeps, where
-/// that frame lands on the timeline against when it was captured; the smoothed difference is the
-/// drift. The video encoder shifts its frames by a correction that follows the drift in whole
-/// frame steps, once the drift is more than 3/4 of a frame away from it (hysteresis, so jitter
-/// does not make it flap), at most one step every `minimumSpacing` frames: a step forward leaves an empty slot, which the encoder fills by
-/// duplicating a frame; a step back puts two frames on one slot, and the second is dropped.
+/// against the capture clock, the audio timeline slowly moves away from it. The audio encoder
+/// reports, for every frame it keeps, where that frame lands on the timeline against when it was
+/// captured. That difference is a constant offset (a device's latency, where its first frame
+/// fell), steps in it (pulse's stamps move by tens of ms on a loaded machine, a device reopens)
+/// and the drift, a rate. The drift is the rate, estimated robustly: the reports are reduced to
+/// one median a second, and the rate is the median of the slopes between every two of the
+/// last `window` seconds at most `maximumLag` seconds apart (Theil–Sen on near pairs): a step
+/// touches only the few pairs that straddle it (15 of some 300), so it cannot move the median,
+/// where pairs of every distance let one step in mid-window move it. While the window still holds the first second the drift is the rate times the time
+/// since then (so an early estimate a step misled is corrected in full once it is right); later
+/// the rate is integrated. An offset, constant or stepping, is never followed
+/// (following it once moved video 200 ms late by dropping 6 frames).
+///
+/// The video encoder shifts its frames by a correction that follows the drift in whole frame
+/// steps once the drift is more than 0.6 of a frame away from it (the integrated rate is smooth:
+/// a tenth of a frame of hysteresis covers its noise), at most one step every `minimumSpacing`
+/// frames: a step forward leaves an empty slot, which the encoder fills by duplicating a frame; a
+/// step back puts two frames on one slot, and the second is dropped.
 ///
 /// Locking: `lock` guards every field; the audio and video encoders may run on different threads.
 final class ClockDrift: @unchecked Sendable {
     private let lock = NSLock()
-    /// Smoothed audio timeline position − capture time (µs); nil before audio has been seen.
-    private var drift: Double?
+    /// The current second's reports (timeline − capture, µs) and its start (µs after the base).
+    private var current: [Double] = []
+    private var currentStart: Double?
+    /// One (time, median difference) per past second, the last `window` of them.
+    private var seconds: [(time: Double, difference: Double)] = []
+    /// The rate (µs of drift per µs) and the drift integrated from it (µs).
+    private var rate: Double?
+    private var drift: Double = 0
+    private var integratedTo: Double?
+    private var firstTime: Double?
+    /// The latest second's median difference (µs): offset + drift.
+    private var latest: Double = 0
     /// The shift (µs) applied to video frames: a whole number of frame durations.
     private var applied: Int64 = 0
     private var steps = 0
-    /// Video frames since the last step: steps are at least `minimumSpacing` frames apart, so a
-    /// sudden jump (an audio gap) is followed gradually rather than by a burst of drops.
+    /// Video frames since the last step.
     private var framesSinceStep = Int.max
+    /// How far (in frames) the drift goes from the correction before the correction steps.
+    static let stepAt = 0.6
     /// 15 frames (0.5 s at 30 fps) follow drifts up to ~6%; a crystal is off by far less.
     static let minimumSpacing = 15
+    /// Seconds of medians the rate is estimated from…
+    static let window = 60
+    /// …once there are this many (6 slopes; a 0.5% drift is then 20 ms, under a step).
+    static let minimumSeconds = 4
+    static let second = 1_000_000.0
+    /// Pairs of seconds at most this far apart give slopes.
+    static let maximumLag = 5
 
     /// Audio: a kept frame starts at `timeline` µs on the timeline and was captured `captured` µs
     /// after the timeline's base.
     func audioObserved(timeline: Int64, captured: Int64) {
-        let d = Double(timeline - captured)
+        let t = Double(captured)
         lock.lock()
-        // An exponential average over ~32 frames: smooths device jitter, lags a 0.5% drift by ~3 ms.
-        drift = drift.map { $0 + (d - $0) / 32 } ?? d
-        lock.unlock()
+        defer { lock.unlock() }
+        let start = currentStart ?? t
+        currentStart = start
+        if t - start >= Self.second, !current.isEmpty {
+            closeSecond(at: start + Self.second / 2)
+            currentStart = t
+        }
+        current.append(Double(timeline - captured))
+        if firstTime == nil { firstTime = t }
+        if let rate, let first = firstTime {
+            if let from = integratedTo {
+                drift += rate * (t - from)
+                integratedTo = t
+            } else {
+                drift = rate * (t - first)
+            }
+        }
+    }
+
+    /// Reduces the second's reports to their median and estimates the rate again.
+    private func closeSecond(at time: Double) {
+        latest = Self.median(current)
+        current.removeAll(keepingCapacity: true)
+        seconds.append((time, latest))
+        if seconds.count > Self.window { seconds.removeFirst() }
+        guard seconds.count >= Self.minimumSeconds else { return }
+        var slopes: [Double] = []
+        slopes.reserveCapacity(seconds.count * Self.maximumLag)
+        for i in seconds.indices {
+            for j in seconds.indices where j > i && j - i <= Self.maximumLag {
+                slopes.append((seconds[j].difference - seconds[i].difference) / (seconds[j].time - seconds[i].time))
+            }
+        }
+        rate = Self.median(slopes)
+        if seconds.count == Self.window, integratedTo == nil, let rate, let first = firstTime {
+            drift = rate * (time - first)
+            integratedTo = time
+        }
+    }
+
+    private static func median(_ values: [Double]) -> Double {
+        let sorted = values.sorted()
+        return sorted.isEmpty ? 0 : sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
     }
 
     /// Video: the shift (µs) to add to a frame's capture time; moves by one frame when the drift
@@ -41,9 +110,8 @@ final class ClockDrift: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         framesSinceStep = framesSinceStep == .max ? .max : framesSinceStep + 1
-        guard let d = drift else { return applied }
-        let gap = d - Double(applied)
-        if abs(gap) > 0.75 * frameDuration && framesSinceStep >= Self.minimumSpacing {
+        let gap = drift - Double(applied)
+        if abs(gap) > Self.stepAt * frameDuration && framesSinceStep >= Self.minimumSpacing {
             applied += Int64((gap > 0 ? frameDuration : -frameDuration).rounded())
             steps += 1
             framesSinceStep = 0
@@ -52,8 +120,10 @@ final class ClockDrift: @unchecked Sendable {
     }
 
     struct Status: Sendable {
-        /// Audio timeline − capture clock (ms): how far the audio clock has drifted.
+        /// How far the audio clock has drifted from the capture clock (ms): the integrated rate.
         var driftMs: Double
+        /// The audio clock's rate against the capture clock (parts per million).
+        var driftPPM: Double
         /// Audio − video on the timeline (ms) after the correction: what a viewer would see.
         var offsetMs: Double
         var corrections: Int
@@ -62,7 +132,7 @@ final class ClockDrift: @unchecked Sendable {
     var status: Status {
         lock.lock()
         defer { lock.unlock() }
-        let d = drift ?? 0
-        return Status(driftMs: d / 1000, offsetMs: (d - Double(applied)) / 1000, corrections: steps)
+        return Status(driftMs: drift / 1000, driftPPM: (rate ?? 0) * 1e6, offsetMs: (latest - Double(applied)) / 1000,
+                      corrections: steps)
     }
 }

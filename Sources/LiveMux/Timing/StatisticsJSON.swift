@@ -30,6 +30,8 @@ extension StatisticsSnapshot {
             "av_offset_ms": Self.rounded(avOffsetMs),
             "drift_ms": Self.rounded(driftMs),
             "drift_corrections": driftCorrections,
+            "drift_ppm": Self.rounded(driftPPM),
+            "devices": devices.map { ["name": $0.name, "clock": $0.clock, "delay_ms": Self.rounded($0.delayMs)] as [String: Any] },
             "latency_ms": ["p50": ms(latency.percentile(0.5)), "p95": ms(latency.percentile(0.95)),
                            "p99": ms(latency.percentile(0.99)), "max": ms(latency.maximum)],
             "latency_packets": latency.count,

@@ -1,0 +1,190 @@
+import Foundation
+import XCTest
+
+/// Live devices without hardware, private to one test: an Xvfb screen on a free display, a
+/// PulseAudio daemon of its own (runtime dir, socket, explicit modules: a null sink whose monitor
+/// is a source, and a pipe source that is the "microphone"), and the truth source
+/// (Tests/TruthSource/truth-source.c, built here with gcc) that beeps into the pipe and flashes
+/// the screen at the same monotonic instants. `stop()` ends every process it started.
+final class DeviceRig {
+    let dir: String
+    /// The X display, such as ":3".
+    private(set) var display = ""
+    /// The pipe source's name: `pulse:rig_mic`; the null sink's monitor is `rig_sink.monitor`.
+    static let microphone = "rig_mic", sinkMonitor = "rig_sink.monitor"
+    /// The rate the pipe source is labelled with (the truth source may feed another).
+    static let labelledRate = 48000
+    /// The screen: small, so encoding costs little on a shared machine.
+    static let screenSize = "320x240"
+    /// The truth source's beep and flash period (s): see truth-source.c.
+    static let truthPeriod = 1.020601133
+
+    private var xvfb: Process?
+    private var pulse: SpawnedProcess?
+    private var truth: Process?
+    private var truthOutput: Pipe?
+
+    var pipePath: String { "\(dir)/mic.fifo" }
+    var socketPath: String { "\(dir)/pulse.socket" }
+    /// What livemux (and pactl, ffmpeg) need to find the rig's display and daemon. The ALSA
+    /// `pulse` device (libasound2-plugins) follows PULSE_SERVER too and records the default
+    /// source, the pipe.
+    var environment: [String: String] {
+        ["DISPLAY": display, "PULSE_SERVER": "unix:\(socketPath)", "XDG_RUNTIME_DIR": "\(dir)/runtime", "HOME": dir]
+    }
+
+    init() throws {
+        dir = try Tools.temporaryDirectory()
+        try FileManager.default.createDirectory(atPath: "\(dir)/runtime", withIntermediateDirectories: true)
+        do {
+            try startScreen()
+            try startPulse()
+        } catch {
+            stop()
+            throw error
+        }
+    }
+
+    /// Xvfb picks a free display itself and writes its number to the pipe it is given. As root it
+    /// runs at real-time priority like the truth source, whose every flash waits for Xvfb to draw
+    /// it (up to 37 ms late on the loaded machine otherwise); it draws a 320x240 screen, little work.
+    private func startScreen() throws {
+        let process = Process()
+        let xvfb = ["/usr/bin/Xvfb", "-displayfd", "1", "-screen", "0", "\(Self.screenSize)x24", "-nolisten", "tcp"]
+        let command = getuid() == 0 ? ["/usr/bin/chrt", "-f", "5"] + xvfb : xvfb
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.xvfb = process
+        let number = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !number.isEmpty, Int(number) != nil else { throw RigError("Xvfb did not start (no display number)") }
+        display = ":\(number)"
+    }
+
+    /// Starts the daemon (again, after `killPulse`) and waits until its socket and pipe exist.
+    func startPulse() throws {
+        // A daemon that was killed leaves its pipe behind, and module-pipe-source refuses one
+        // that exists.
+        try? FileManager.default.removeItem(atPath: pipePath)
+        try? FileManager.default.removeItem(atPath: socketPath)
+        let script = """
+        load-module module-native-protocol-unix socket=\(socketPath) auth-anonymous=1
+        load-module module-null-sink sink_name=rig_sink
+        load-module module-pipe-source source_name=\(Self.microphone) file=\(pipePath) format=s32le rate=\(Self.labelledRate) channels=1
+        set-default-source \(Self.microphone)
+        """
+        try script.write(toFile: "\(dir)/rig.pa", atomically: true, encoding: .utf8)
+        // As root it must be told not to exit, not to take real-time priority on a shared machine,
+        // and not to kill itself when a loaded machine makes it look busy.
+        let process = try SpawnedProcess("/usr/bin/pulseaudio", [
+            "-n", "--daemonize=no", "--exit-idle-time=-1", "--realtime=no", "--high-priority=no",
+            "--no-cpu-limit", "--use-pid-file=no", "--log-target=file:\(dir)/pulse.log", "-F", "\(dir)/rig.pa"],
+            environment: environment)
+        pulse = process
+        // The daemon creates its socket and the pipe once its modules are loaded: only files are
+        // looked at, no client that could wait on a half-started daemon, and with a deadline.
+        let deadline = Date().addingTimeInterval(Self.startTimeout)
+        while Date() < deadline && process.isRunning {
+            if FileManager.default.fileExists(atPath: pipePath) && FileManager.default.fileExists(atPath: socketPath) { return }
+            usleep(20_000)
+        }
+        let log = (try? String(contentsOfFile: "\(dir)/pulse.log", encoding: .utf8)) ?? ""
+        process.end()
+        pulse = nil
+        throw RigError("the private PulseAudio daemon did not start within \(Self.startTimeout) s: \(log.suffix(800))")
+    }
+
+    /// How long a daemon may take to start on a loaded machine.
+    static let startTimeout = 15.0
+
+    /// Ends a process: SIGTERM, and SIGKILL if it is still there after a second; always reaped.
+    static func end(_ process: Process) {
+        if process.isRunning {
+            process.terminate()
+            let deadline = Date().addingTimeInterval(1)
+            while process.isRunning && Date() < deadline { usleep(10_000) }
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        }
+        process.waitUntilExit()
+    }
+
+    /// Kills the daemon as a crash would (SIGKILL): its clients see the connection drop.
+    func killPulse() {
+        pulse?.end(signal: SIGKILL)
+    }
+
+    /// The truth source, built once per test run.
+    private static let truthBinary: Result<String, Error> = Result {
+        let dir = try Tools.temporaryDirectory()
+        let source = Tools.packageRoot.appendingPathComponent("Tests/TruthSource/truth-source.c").path
+        let r = try Tools.run("gcc", ["-O2", "-Wall", "-pthread", "-o", "\(dir)/truth-source", source, "-lX11", "-lm"])
+        guard r.status == 0 else { throw RigError("cannot build the truth source: \(r.stderr)") }
+        return "\(dir)/truth-source"
+    }
+
+    /// Starts beeping and flashing for `seconds`, feeding the pipe `rate` samples per second of the
+    /// monotonic clock (the source is labelled 48 kHz whatever it is fed).
+    func startTruth(seconds: Double, rate: Double = Double(labelledRate)) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: try Self.truthBinary.get())
+        process.arguments = [pipePath, display, String(seconds), String(rate)]
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        truth = process
+        truthOutput = out
+    }
+
+    /// What the truth source printed (truth-source.c).
+    struct TruthReport {
+        /// Its start on the monotonic clock (ms): flash k (k ≥ 1) is at start + k periods.
+        var start: Double?
+        struct Flash {
+            /// How late (ms) the samples holding the beep's onset were written.
+            var beepLate: Double
+            /// When each of the flash's draws (white, then a step down every 1/8 frame) was done,
+            /// ms after the flash instant.
+            var drawn: [Double]
+        }
+        /// Per flash k (index k − 1).
+        var flashes: [Flash] = []
+        /// The worst lateness of anything it did (ms).
+        var late: Double?
+    }
+
+    /// Waits for the truth source to end and returns what it printed.
+    func finishTruth() -> TruthReport {
+        var report = TruthReport()
+        guard let truth, let truthOutput else { return report }
+        if truth.isRunning { truth.terminate() }
+        truth.waitUntilExit()
+        self.truth = nil
+        for line in String(decoding: truthOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n") {
+            let parts = line.split(separator: " ").map(String.init)
+            switch (parts.first, parts.count) {
+            case ("start", 3): report.start = Double(parts[1]).map { $0 / 1000 }
+            case ("late", 2): report.late = Double(parts[1]).map { $0 / 1000 }
+            case ("flash", let n) where n > 3:
+                let values = parts.dropFirst(2).map { (Double($0) ?? .infinity) / 1000 }
+                report.flashes.append(.init(beepLate: values[0], drawn: Array(values.dropFirst())))
+            default: break
+            }
+        }
+        return report
+    }
+
+    /// Stops every process the rig started and removes its directory.
+    func stop() {
+        for process in [truth, xvfb].compactMap({ $0 }) { Self.end(process) }
+        pulse?.end()
+        truth = nil
+        pulse = nil
+        xvfb = nil
+        try? FileManager.default.removeItem(atPath: dir)
+    }
+}
