@@ -1,0 +1,76 @@
+import CFFmpeg
+
+public final class Encoder: CodecContext, @unchecked Sendable {
+    /// What to open: the same fields `ffmpeg -c:v libx264 -b:v … -g …` sets.
+    public struct Settings: Sendable {
+        public var codecName: String
+        public var bitRate: Int
+        public var timeBase: Rational
+        // video
+        public var width = 0
+        public var height = 0
+        public var pixelFormat = PixelFormat.yuv420p
+        public var frameRate = Rational(0, 1)
+        public var gopSize = 0
+        public var maxBFrames = 0
+        // audio
+        public var sampleRate = 0
+        public var channels = 0
+        public var sampleFormat = SampleFormat.floatPlanar
+        /// Put parameter sets in extradata (`AV_CODEC_FLAG_GLOBAL_HEADER`), as FLV and ASF need.
+        public var globalHeader = true
+        /// Private options of the codec (`preset`, `tune`, `x264-params`, …).
+        public var options: [(String, String)] = []
+
+        public init(codecName: String, bitRate: Int, timeBase: Rational) {
+            self.codecName = codecName
+            self.bitRate = bitRate
+            self.timeBase = timeBase
+        }
+    }
+
+    public init(_ s: Settings) throws {
+        guard let codec = avcodec_find_encoder_by_name(s.codecName) else {
+            throw FFmpegError(code: FFmpegError.posix(ENOSYS), function: "avcodec_find_encoder_by_name(\(s.codecName))")
+        }
+        try super.init(codec: codec)
+        let c = context
+        c.pointee.bit_rate = Int64(s.bitRate)
+        c.pointee.time_base = s.timeBase.av
+        if codec.pointee.type == AVMEDIA_TYPE_VIDEO {
+            c.pointee.width = Int32(s.width)
+            c.pointee.height = Int32(s.height)
+            c.pointee.pix_fmt = s.pixelFormat.av
+            c.pointee.framerate = s.frameRate.av
+            c.pointee.gop_size = Int32(s.gopSize)
+            c.pointee.max_b_frames = Int32(s.maxBFrames)
+        } else {
+            c.pointee.sample_rate = Int32(s.sampleRate)
+            c.pointee.sample_fmt = s.sampleFormat.av
+            lm_default_channel_layout(&c.pointee.ch_layout, Int32(s.channels))
+        }
+        if s.globalHeader { c.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
+        var dict: OpaquePointer? = nil
+        defer { av_dict_free(&dict) }
+        for (k, v) in s.options { av_dict_set(&dict, k, v, 0) }
+        try check(avcodec_open2(c, codec, &dict), "avcodec_open2(\(s.codecName))")
+        if let leftover = av_dict_get(dict, "", nil, AV_DICT_IGNORE_SUFFIX) {
+            throw FFmpegError(code: FFmpegError.posix(EINVAL),
+                              function: "avcodec_open2(\(s.codecName)): unknown option '\(String(cString: leftover.pointee.key))'")
+        }
+    }
+
+    /// Sends one frame, or `nil` to flush. The frame's picture type is cleared first: decoders
+    /// mark every raw frame as I, and libx264 would obey that and make every frame a keyframe.
+    public func send(_ frame: Frame?) throws {
+        frame?.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
+        let code = avcodec_send_frame(context, frame?.pointer)
+        if code == FFmpegError.endOfFileCode { return }
+        try check(code, "avcodec_send_frame")
+    }
+
+    public func receive() throws -> Received<Packet> {
+        let packet = try Packet()
+        return try received(avcodec_receive_packet(context, packet.pointer), packet, "avcodec_receive_packet")
+    }
+}

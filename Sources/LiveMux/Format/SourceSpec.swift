@@ -1,0 +1,28 @@
+/// An input: `FORMAT:URL` for a libavdevice or libavformat input (`lavfi:testsrc2`, `v4l2:/dev/video0`,
+/// `x11grab::99.0`, `pulse:default`), or a bare file path or URL.
+public struct SourceSpec: Sendable, Equatable {
+    public var format: String?
+    public var url: String
+    /// Options for the device or demuxer (`video_size`, `framerate`, `sample_rate`, …).
+    public var options: [String: String]
+
+    public init(format: String?, url: String, options: [String: String] = [:]) {
+        self.format = format
+        self.url = url
+        self.options = options
+    }
+
+    /// Parses `FORMAT:URL`. The prefix counts as a format only when libavformat knows an input format
+    /// by that name; otherwise the whole text is a path or URL (`rtmp://…`, `clip.mp4`).
+    public static func parse(_ text: String, isKnownFormat: (String) -> Bool) -> SourceSpec {
+        if let colon = text.firstIndex(of: ":") {
+            let prefix = String(text[..<colon])
+            if !prefix.isEmpty, !prefix.contains("/"), isKnownFormat(prefix) {
+                return SourceSpec(format: prefix, url: String(text[text.index(after: colon)...]))
+            }
+        }
+        return SourceSpec(format: nil, url: text)
+    }
+
+    public var description: String { format.map { "\($0):\(url)" } ?? url }
+}

@@ -1,0 +1,23 @@
+/// How video is encoded: codec, size, rate, bit rate, GOP (`--vcodec`, `--size`, `--fps`…).
+public struct VideoSettings: Sendable, Equatable {
+    public var codec: VideoCodec = .h264
+    /// The frame size (both, or neither): nil keeps the source's own; the built-in test source
+    /// makes `builtInWidth`x`builtInHeight`. Another size is scaled to.
+    public var width: Int?
+    public var height: Int?
+    /// Nil keeps the source's own rate (the built-in test source's: `builtInFrameRate`). At
+    /// another rate each frame takes its slot on the timeline's frame grid: a faster source's
+    /// extra frames are dropped, a slower one leaves slots empty.
+    public var fps: FrameRate?
+    public var bitRate = 2_000_000
+    public var gopSeconds: Double = 2
+    public var preset = "veryfast"
+    /// Encoder tuning; `zerolatency` also turns off B-frames and look-ahead.
+    public var tune = "zerolatency"
+
+    public init() {}
+
+    public static let builtInWidth = 1280
+    public static let builtInHeight = 720
+    public static let builtInFrameRate = FrameRate(30)!
+}

@@ -1,0 +1,36 @@
+import Foundation
+import FFmpeg
+
+/// A consistent copy of the pipeline's counters.
+public struct StatisticsSnapshot: Sendable {
+    public var video = StreamStatistics()
+    public var audio = StreamStatistics()
+    /// DTS of the last packet muxed, in seconds of media.
+    public var mediaTime: Double = 0
+    /// Bytes handed to the sinks (of the first output).
+    public var bytesOut: Int64 = 0
+    /// Seconds since the pipeline started.
+    public var elapsed: Double = 0
+    /// Capture → bytes handed to the sinks, per media packet (µs).
+    public var latency = LatencyHistogram()
+    /// Bytes handed to each output's sinks, by output name (file path or "stdout").
+    public var outputBytes: [String: Int64] = [:]
+    /// Packets waiting in the mux queue, per stream.
+    public var queueDepths: [StreamKind: Int] = [:]
+    /// How far the audio clock has drifted from the capture clock (ms).
+    public var driftMs: Double = 0
+    /// Audio − video on the timeline after the drift correction (ms).
+    public var avOffsetMs: Double = 0
+    /// Whole-frame steps the video made to follow the audio clock.
+    public var driftCorrections = 0
+    /// The audio clock's rate against the capture clock (parts per million).
+    public var driftPPM: Double = 0
+    /// The live devices (cameras, screens, microphones).
+    public var devices: [DeviceSnapshot] = []
+
+    /// Media seconds per wall-clock second.
+    public var speed: Double { elapsed > 0 ? mediaTime / elapsed : 0 }
+    public var dropped: Int { video.dropped + audio.dropped }
+    /// Chunks network outputs and HTTP viewers dropped because they fell behind.
+    public var outputDropped = 0
+}
