@@ -18,7 +18,7 @@ import FFmpeg
 /// new `Muxer` for the new parameters.
 public final class Muxer: @unchecked Sendable {
     // Locking: `videoLock` guards `video` and `lastVideo`; `audioLock` guards `audio` and
-    // `lastAudio`; `stateLock` guards `started`, `pending`, the parameters and `warnings`. The
+    // `lastAudio`; `stateLock` guards `started`, `pending` and the parameters. The
     // normalizers are touched only under their stream's lock; the session owns the writers.
     /// Every container the session writes: ASF cannot change its header, FLV stores AVCC as it is.
     private let formats: Set<ContainerFormat>
@@ -26,8 +26,7 @@ public final class Muxer: @unchecked Sendable {
     private let video: VideoNormalizer?
     private let audio: AudioNormalizer?
     private let videoLock = NSLock(), audioLock = NSLock(), stateLock = NSLock()
-    private var lastVideo: (Int64, Rational)?
-    private var lastAudio: (Int64, Rational)?
+    private var lastVideo = LastTimestamp(), lastAudio = LastTimestamp()
     private var queue: MuxQueue { session.queue }
     private let statistics = Statistics()
     private let report: @Sendable (String) -> Void
@@ -46,9 +45,8 @@ public final class Muxer: @unchecked Sendable {
     public static let defaultQueueCapacity = 256
     private var videoParameters: CodecParameters?
     private var audioParameters: CodecParameters?
-    private var warningCounts: [MuxerWarning: Int] = [:]
+    private let warningCounter = MuxerWarningCounter()
     private let delivery: CallbackSink
-    private let recycle: PacketPool?
 
     /// Every chunk, in order, ending after the trailer, for a muxer made with `onChunk` or without
     /// sinks (with sinks only, it just ends at `finish()`). Chunks are buffered only once this has
@@ -93,17 +91,14 @@ public final class Muxer: @unchecked Sendable {
          queueCapacity: Int, singleProducer: Bool, wakeBatch: Int, streamingASFPacketSize: Int? = nil,
          recycle: PacketPool? = nil,
          onChunk: (@Sendable (Chunk) -> Void)?, onWarning: @escaping @Sendable (String) -> Void) throws {
-        self.recycle = recycle
         pushBatch = singleProducer && wakeBatch > 1 ? Self.fileReadingBatch : 1
         guard video != nil || audio != nil else { throw LiveMuxError.invalid("a muxer needs a video or an audio stream") }
         var formats = Set(outputs.destinations.map(\.format))
         if let route { formats.insert(route.format) }
         if outputs.listen != nil { formats.formUnion(ContainerFormat.allCases) }
         if !outputs.destinations.isEmpty || outputs.listen != nil { try outputs.validate() }
-        if let a = audio {
-            guard a.sampleRate > 0, a.channels > 0 else {
-                throw LiveMuxError.invalid("audio needs a sample rate and a channel count above 0")
-            }
+        if let a = audio, a.sampleRate <= 0 || a.channels <= 0 {
+            throw LiveMuxError.invalid("audio needs a sample rate and a channel count above 0")
         }
         self.formats = formats
         self.report = onWarning
@@ -112,9 +107,7 @@ public final class Muxer: @unchecked Sendable {
                                 prefersLengthPrefixed: formats == [.flv])
         }
         self.audio = try audio.map { try AudioNormalizer(sampleRate: $0.sampleRate, channels: $0.channels, extradata: $0.extradata) }
-        var kinds: [StreamKind] = []
-        if video != nil { kinds.append(.video) }
-        if audio != nil { kinds.append(.audio) }
+        let kinds = [video.map { _ in StreamKind.video }, audio.map { _ in StreamKind.audio }].compactMap { $0 }
         let queue = MuxQueue(streams: kinds, capacity: queueCapacity, singleProducer: singleProducer, wakeBatch: wakeBatch)
         delivery = CallbackSink(onChunk)
         // The callback route counts as a destination only when it is one: with sinks and no
@@ -155,9 +148,7 @@ public final class Muxer: @unchecked Sendable {
         if isExtraData {
             let wasReady = video.isReady, before = video.extradata
             try video.setParameterSets(bytes)
-            if wasReady, before != video.extradata, formats.contains(.asf) {
-                throw LiveMuxError.unsupported("the video parameter sets changed mid-stream; ASF cannot change its header: start a new muxer (or use FLV)")
-            }
+            if wasReady, before != video.extradata { try checkParameterChange() }
             if !wasReady, video.isReady { try streamBecameReady(.video) }
             return
         }
@@ -190,16 +181,13 @@ public final class Muxer: @unchecked Sendable {
             }
             return
         }
-        if out.changedExtradata != nil && wasReady && formats.contains(.asf) {
-            throw LiveMuxError.unsupported("the video parameter sets changed mid-stream (new SPS/PPS, e.g. a new frame size); ASF cannot change its header: start a new muxer for the new parameters, or use FLV")
-        }
+        if out.changedExtradata != nil && wasReady { try checkParameterChange() }
         let base = Rational(1, timescale)
         let d = dts ?? pts
-        guard d >= 0, lastVideo.map({ Timestamp.compare(d, base, $0.0, $0.1) > 0 }) ?? true else {
+        guard lastVideo.advance(to: d, in: base) else {
             warn(.timestampNotIncreasing)
             return
         }
-        lastVideo = (d, base)
         out.packet.pts = max(pts, d)
         out.packet.dts = d
         statistics.countInput(.video)
@@ -249,11 +237,10 @@ public final class Muxer: @unchecked Sendable {
         var packets: [EncodedPacket] = []
         for (i, frame) in frames.enumerated() {
             let t = first + Int64(i) * 1024
-            guard t >= 0, lastAudio.map({ Timestamp.compare(t, base, $0.0, $0.1) > 0 }) ?? true else {
+            guard lastAudio.advance(to: t, in: base) else {
                 warn(.timestampNotIncreasing)
                 continue
             }
-            lastAudio = (t, base)
             frame.pts = t
             frame.dts = t
             frame.duration = 1024
@@ -322,11 +309,7 @@ public final class Muxer: @unchecked Sendable {
     }
 
     /// How many packets of each kind were dropped instead of muxed.
-    public var warnings: [MuxerWarning: Int] {
-        stateLock.lock()
-        defer { stateLock.unlock() }
-        return warningCounts
-    }
+    public var warnings: [MuxerWarning: Int] { warningCounter.snapshot }
 
     /// Counters: packets in, dropped, bytes out, media time.
     public var statisticsSnapshot: StatisticsSnapshot { statistics.snapshot }
@@ -334,12 +317,15 @@ public final class Muxer: @unchecked Sendable {
     // MARK: Internals
 
     private func warn(_ w: MuxerWarning) {
-        stateLock.lock()
-        warningCounts[w, default: 0] += 1
-        let first = warningCounts[w] == 1
-        stateLock.unlock()
+        let first = warningCounter.count(w)
         statistics.countDropped(w == .unreadableAudio || w == .audioParametersChanged ? .audio : .video)
         if first { report(w.description + " (counted)") }
+    }
+
+    /// New parameter sets mid-stream: FLV writes a new sequence header, ASF cannot.
+    private func checkParameterChange() throws {
+        guard formats.contains(.asf) else { return }
+        throw LiveMuxError.unsupported("the video parameter sets changed mid-stream (new SPS/PPS, e.g. a new frame size); ASF cannot change its header: start a new muxer for the new parameters, or use FLV")
     }
 
     private func checkOpen() throws {
@@ -378,20 +364,14 @@ public final class Muxer: @unchecked Sendable {
             if let failure { throw failure }
             return
         }
+        var batch = packets
         if pushBatch > 1 {
             outbox += packets
-            guard outbox.count >= pushBatch else {
-                stateLock.unlock()
-                return
-            }
-            var batch: [EncodedPacket] = []
-            swap(&batch, &outbox)
-            stateLock.unlock()
-            try push(batch)
-            return
+            batch = []
+            if outbox.count >= pushBatch { swap(&batch, &outbox) }
         }
         stateLock.unlock()
-        try push(packets)
+        if !batch.isEmpty { try push(batch) }
     }
 
     private func push(_ packets: [EncodedPacket]) throws {
