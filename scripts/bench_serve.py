@@ -219,16 +219,20 @@ def serve_case(args, tmp, livemux):
         lines.append(f"| {server} | {r['path']} | {r['viewers']} | {r['served']} | {r['refused_503']} | {r['failed']} / {r['cut']} | "
                      f"{r['cpu10']:.2f} | {r['rss']:.1f} | {r['bytes_median'] / 1000:.0f} | {r['slowest_to_median']:.2f} | {lg} |")
     by = lambda rows, path, n: next(r for r in rows if r["path"] == path and r["viewers"] == n)
-    nginx_fanout = by(theirs, "rtmp", 300)["cpu10"] - by(theirs, "rtmp", 1)["cpu10"]
-    lines += ["", "| stream | fan-out CPU 300 − 1 viewers, s per 10 s (nginx-rtmp: "
-              f"{nginx_fanout:.2f}) | livemux / nginx (target ≤ 1.0) | RSS growth 1000 vs 1 viewer MiB (target ≤ 100) | "
-              "slowest / median at 1000 (target ≥ 0.80) | served at 1000 | decode errors, one viewer at 1000 |", "|---|---|---|---|---|---|---|"]
+    nginx_one, nginx_300 = by(theirs, "rtmp", 1), by(theirs, "rtmp", 300)
+    nginx_fanout = nginx_300["cpu10"] - nginx_one["cpu10"]
+    per_viewer = lambda one, many: (many["cpu10"] - one["cpu10"]) * 1000 / max(1, many["served"] - one["served"])
+    nginx_each = per_viewer(nginx_one, nginx_300)
+    lines += ["", f"| stream | fan-out CPU 300 − 1 viewers, s per 10 s (nginx-rtmp: {nginx_fanout:.2f}) | livemux / nginx (target ≤ 1.0) | "
+              f"per served viewer, ms per 10 s (nginx-rtmp: {nginx_each:.1f}) | RSS growth 1000 vs 1 viewer MiB (target ≤ 100) | "
+              "slowest / median at 1000 (target ≥ 0.80) | served at 1000 | decode errors, one viewer at 1000 |", "|---|---|---|---|---|---|---|---|"]
     for path in ("/live.flv", "/live.asf"):
         one, three, thousand = (by(ours, path, n) for n in VIEWER_COUNTS)
         fanout = three["cpu10"] - one["cpu10"]
         ratio = f"**{fanout / nginx_fanout:.2f}**" if nginx_fanout > 0 else "n/a"
-        lines.append(f"| {path} | {fanout:.2f} ({three['served']} served) | {ratio} | **{thousand['rss'] - one['rss']:.1f}** | "
-                     f"**{thousand['slowest_to_median']:.2f}** | {thousand['served']} of {thousand['viewers']} | {len(decode.get(path, []))} |")
+        lines.append(f"| {path} | {fanout:.2f} ({three['served']} served) | {ratio} | {per_viewer(one, three):.1f} | "
+                     f"**{thousand['rss'] - one['rss']:.1f}** | **{thousand['slowest_to_median']:.2f}** | "
+                     f"{thousand['served']} of {thousand['viewers']} | {len(decode.get(path, []))} |")
     lines += ["", f"The recording beside the server: {frames} video frames, {gaps} gaps in their timestamps. "
               f"Load average before / after: {' '.join(load)} / {' '.join(load_after)} (shared machine). "
               "CPU and RSS are the server process's (`/proc/PID/stat`, `VmRSS` at the end of each window); "
