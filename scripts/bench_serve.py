@@ -60,6 +60,16 @@ def bytes_read(pid):
         return None
 
 
+def stop(process, sig, timeout):
+    """Signals a process to stop, killing it if it is still there after `timeout` seconds."""
+    process.send_signal(sig)
+    try:
+        process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
 def viewer_phase(loadgen, url, viewers, window, pid, save):
     """One loadgen run against the server `pid`: its JSON, with the server's CPU over the window
     (per 10 s) and RSS at the end of it."""
@@ -117,12 +127,7 @@ def livemux_phases(args, tmp, livemux, loadgen, window):
                     decode[path] = decode_errors(save, fmt)
                 time.sleep(SETTLE_S)
     finally:
-        server.send_signal(signal.SIGINT)
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-            server.wait()
+        stop(server, signal.SIGINT, 20)
     if server.returncode != 0:
         sys.exit(f"error: livemux serve exited {server.returncode}: {server.stderr.read().decode(errors='replace')[-2000:]}")
     return rows, decode, video_frames(recording)
@@ -184,17 +189,8 @@ rtmp {{
             time.sleep(SETTLE_S)
     finally:
         if push:
-            push.send_signal(signal.SIGINT)
-            try:
-                push.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                push.kill()
-        nginx.send_signal(signal.SIGQUIT)
-        try:
-            nginx.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            nginx.kill()
-            nginx.wait()
+            stop(push, signal.SIGINT, 10)
+        stop(nginx, signal.SIGQUIT, 10)
     return rows
 
 

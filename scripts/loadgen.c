@@ -2,13 +2,14 @@
  * counts the body bytes it receives over a common window. Built and run by scripts/bench (serve).
  *
  *   gcc -O2 -o loadgen scripts/loadgen.c
- *   loadgen [-n VIEWERS] [-w WINDOW_S] [-W WARMUP_S] [-c PENDING] [-b RCVBUF] [-0] [-o SAVE] URL
+ *   loadgen [-n VIEWERS] [-w WINDOW_S] [-W WARMUP_S] [-c PENDING] [-b RCVBUF] [-0] [-i] [-o SAVE] URL
  *
  * URL is http://IPV4:PORT/PATH (localhost means 127.0.0.1). -n viewers (1), -w the measuring window
  * in seconds (10), -W seconds between the last viewer answered and the window (2), -c connections
  * at most in connect/request at once (64: a burst longer than the listen backlog only measures the
  * SYN retry timer), -b SO_RCVBUF bytes (the kernel's autotuning unless given), -0 HTTP/1.0 requests
- * (no chunked framing), -o saves the first served viewer's body, de-chunked, for a decode check.
+ * (no chunked framing), -i idle connections that send no request (then "served" counts those
+ * connected and "cut" those the server closed before the window ended), -o saves the first served viewer's body, de-chunked, for a decode check.
  * stdout: "window-start" and "window-end" as they happen (for sampling the server at the same
  * moments), then one JSON line; stderr: the same summary for people.
  */
@@ -47,7 +48,7 @@ struct viewer {
 };
 
 static struct viewer *viewers;
-static int count = 1, pending_max = 64, rcvbuf = 0, http10 = 0;
+static int count = 1, pending_max = 64, rcvbuf = 0, http10 = 0, idle = 0;
 static double window_s = 10, warmup_s = 2;
 static struct sockaddr_in target;
 static char host[256], path[1024];
@@ -62,7 +63,7 @@ static double now(void) {
 }
 
 static void usage(void) {
-    fprintf(stderr, "usage: loadgen [-n VIEWERS] [-w WINDOW_S] [-W WARMUP_S] [-c PENDING] [-b RCVBUF] [-0] [-o SAVE] http://IPV4:PORT/PATH\n");
+    fprintf(stderr, "usage: loadgen [-n VIEWERS] [-w WINDOW_S] [-W WARMUP_S] [-c PENDING] [-b RCVBUF] [-0] [-i] [-o SAVE] http://IPV4:PORT/PATH\n");
     exit(64);
 }
 
@@ -116,6 +117,15 @@ static void send_request(struct viewer *v) {
     socklen_t len = sizeof err;
     getsockopt(v->fd, SOL_SOCKET, SO_ERROR, &err, &len);
     if (err) { finish(v, FAILED, 0); return; }
+    if (idle) {
+        // Held open without a word, until the server gives up on it or the window ends.
+        v->outcome = SERVED;
+        v->state = STREAMING;
+        pending--;
+        struct epoll_event ev = { .events = EPOLLIN, .data.ptr = v };
+        epoll_ctl(epfd, EPOLL_CTL_MOD, v->fd, &ev);
+        return;
+    }
     char req[1536];
     int n = snprintf(req, sizeof req, "GET %s HTTP/1.%d\r\nHost: %s:%d\r\nUser-Agent: livemux-loadgen\r\n\r\n",
                      path, http10 ? 0 : 1, host, ntohs(target.sin_port));
@@ -213,7 +223,7 @@ static int cmp(const void *a, const void *b) {
 int main(int argc, char **argv) {
     int opt;
     const char *save_path = NULL;
-    while ((opt = getopt(argc, argv, "n:w:W:c:b:0o:h")) != -1) {
+    while ((opt = getopt(argc, argv, "n:w:W:c:b:0io:h")) != -1) {
         switch (opt) {
         case 'n': count = atoi(optarg); break;
         case 'w': window_s = atof(optarg); break;
@@ -221,6 +231,7 @@ int main(int argc, char **argv) {
         case 'c': pending_max = atoi(optarg); break;
         case 'b': rcvbuf = atoi(optarg); break;
         case '0': http10 = 1; break;
+        case 'i': idle = 1; break;
         case 'o': save_path = optarg; break;
         default: usage();
         }
