@@ -3,7 +3,8 @@ import XCTest
 
 /// A real nginx with the RTMP module (`libnginx-mod-rtmp`, installed by `scripts/setup --test`),
 /// run in the foreground from a temporary directory on a free loopback port, recording every
-/// publish (`record all`). Started and stopped by the test that needs it.
+/// publish (`record all`). `application` adds directives to its `live` application (a relay's
+/// `push`); `name` tells apart several servers in one directory. Started and stopped by the test.
 final class RTMPServer {
     let port: Int
     let directory: String
@@ -15,9 +16,9 @@ final class RTMPServer {
         FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx") && FileManager.default.fileExists(atPath: module)
     }
 
-    init(directory: String) throws {
+    init(directory: String, name: String = "nginx", application: String = "") throws {
         port = try Network.freePort()
-        self.directory = directory + "/nginx"
+        self.directory = directory + "/" + name
         recordings = self.directory + "/rec"
         try FileManager.default.createDirectory(atPath: recordings, withIntermediateDirectories: true)
         let config = """
@@ -35,6 +36,7 @@ final class RTMPServer {
               record all;
               record_path \(recordings);
               record_unique on;
+              \(application)
             }
           }
         }
