@@ -42,6 +42,9 @@ struct OutputOptions {
                             Loopback unless told otherwise: 0.0.0.0:8080 or [::]:8080 let other
                             machines watch (with a warning). The viewer URLs are printed at start;
                             / lists the streams, codecs and viewer counts (JSON: /?format=json).
+    """
+
+    static let maxViewersHelp = """
       --max-viewers N       viewers served at once, both streams together (default: 1000);
                             past it a viewer gets 503. The open-file limit is raised to allow it.
     """
