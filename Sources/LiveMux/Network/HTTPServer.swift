@@ -86,7 +86,6 @@ final class HTTPServer: @unchecked Sendable {
         listener = fd
         reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
         events.add(fd, token: Self.listenerToken, edgeTriggered: false, writable: false)
-        for fan in fanOuts.values { fan.hub.attach(wake: { [events] in events.wake() }) }
     }
 
     /// The URL of each stream viewers can open, FLV first.
@@ -97,6 +96,8 @@ final class HTTPServer: @unchecked Sendable {
         guard !running && !stopping else { lock.unlock(); return }
         running = true
         lock.unlock()
+        // Only a running loop wakes for the hubs (and lets their `close` wait for their viewers).
+        for fan in fanOuts.values { fan.hub.attach(wake: { [events] in events.wake() }) }
         let thread = Thread { [self] in run() }
         thread.name = "livemux-http"
         thread.start()
@@ -127,6 +128,7 @@ final class HTTPServer: @unchecked Sendable {
 
     private func run() {
         defer {
+            for fan in fanOuts.values { fan.hub.attach(wake: nil) }
             for c in Array(connections.values) { close(c) }
             for fan in fanOuts.values { fan.reportDrainedIfDone() }
             loopDone.signal()

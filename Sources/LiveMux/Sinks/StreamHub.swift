@@ -27,8 +27,8 @@ final class StreamHub: ChunkSink, @unchecked Sendable {
         self.countDropped = countDropped
     }
 
-    /// Called by the server that serves this hub: how to wake its loop.
-    func attach(wake: @escaping @Sendable () -> Void) {
+    /// Called by the server that serves this hub: how to wake its loop while it runs (nil after).
+    func attach(wake: (@Sendable () -> Void)?) {
         lock.lock()
         self.wake = wake
         lock.unlock()
@@ -63,7 +63,7 @@ final class StreamHub: ChunkSink, @unchecked Sendable {
     func viewersDrained() { drained.signal() }
 
     /// Ends the stream for its viewers: they receive what is queued and the end; the loop cuts off
-    /// any still there after `closeGraceSeconds`. Waits for that (not at all without a server).
+    /// any still there after `closeGraceSeconds`. Waits for that (not at all without a running loop).
     func close() throws {
         lock.lock()
         let already = closed
