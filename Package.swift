@@ -17,10 +17,12 @@ let package = Package(
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev",
                               "libavdevice-dev", "libavfilter-dev", "libswresample-dev", "libswscale-dev"])]
         ),
+        // epoll and eventfd from glibc, for the HTTP server's event loop (LiveMux's EventPoll only).
+        .systemLibrary(name: "CEventPoll"),
         // The one module that calls C: owning wrappers over the libav* API.
         .target(name: "FFmpeg", dependencies: ["CFFmpeg"]),
         // The product: capture, encode, interleave, mux, sinks. No C types in its public API.
-        .target(name: "LiveMux", dependencies: ["FFmpeg"]),
+        .target(name: "LiveMux", dependencies: ["FFmpeg", "CEventPoll"]),
         // Argument parsing, help text, progress line, signals and exit codes.
         .target(name: "LiveMuxCLI", dependencies: ["LiveMux"]),
         .executableTarget(name: "livemux", dependencies: ["LiveMuxCLI"]),

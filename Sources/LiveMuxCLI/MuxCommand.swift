@@ -31,6 +31,7 @@ struct MuxCommand {
     OUTPUT
     \(OutputOptions.help)
     \(OutputOptions.listenHelp)
+    \(OutputOptions.maxViewersHelp)
 
     CHECKS
       --allow-drops         succeed even when more than 1% of a stream's packets had to be dropped

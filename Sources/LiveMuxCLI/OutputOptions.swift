@@ -40,7 +40,13 @@ struct OutputOptions {
                             address, [IPv6] such as [::1], or localhost (127.0.0.1); a bare
                             PORT (8080 or :8080) means 127.0.0.1; port 0 picks a free one.
                             Loopback unless told otherwise: 0.0.0.0:8080 or [::]:8080 let other
-                            machines watch (with a warning). The viewer URLs are printed at start.
+                            machines watch (with a warning). The viewer URLs are printed at start;
+                            / lists the streams, codecs and viewer counts (JSON: /?format=json).
+    """
+
+    static let maxViewersHelp = """
+      --max-viewers N       viewers served at once, both streams together (default: 1000);
+                            past it a viewer gets 503. The open-file limit is raised to allow it.
     """
 
     /// Takes `option` if it is an output option (`--listen` only when `listen` allows it);
@@ -63,6 +69,8 @@ struct OutputOptions {
             outputs.reconnect.attempts = try Values.integer(try reader.value(for: option), option: option.name, range: 0...1_000_000)
         case "--output-queue":
             outputs.queueCapacity = try Values.integer(try reader.value(for: option), option: option.name, range: 8...1_000_000)
+        case "--max-viewers" where listen:
+            outputs.maxViewers = try Values.integer(try reader.value(for: option), option: option.name, range: 1...1_000_000)
         case "--listen" where listen:
             let v = try reader.value(for: option)
             guard let address = ListenAddress.parse(v) else {

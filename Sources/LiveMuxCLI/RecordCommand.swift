@@ -70,12 +70,13 @@ struct RecordCommand {
     static let serveHelp = """
     USAGE: livemux serve [--listen HOST:PORT] [record options] [-o OUTPUT …]
 
-    Serves the live stream over HTTP to any number of viewers from one encode:
-      http://HOST:PORT/live.flv   and   http://HOST:PORT/live.asf
+    Serves the live stream over HTTP to thousands of viewers from one encode and one thread:
+      http://HOST:PORT/live.flv   and   http://HOST:PORT/live.asf   (http://HOST:PORT/ lists them)
     A viewer joining mid-stream starts at the latest keyframe. -o outputs work as in record.
 
     \(OutputOptions.listenHelp)
                             Default for serve: 127.0.0.1:8080.
+    \(OutputOptions.maxViewersHelp)
 
     """
 

@@ -121,6 +121,19 @@ enum Network {
         return fd
     }
 
+    /// Lets this process hold thousands of sockets (the soft limit up to the hard one).
+    static func raiseFileLimit() {
+        var limit = rlimit()
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+    }
+
+    /// `GET path` (HTTP/1.1, with extra header lines) and the whole reply.
+    static func get(port: Int, _ path: String, method: String = "GET", headers: String = "") -> String {
+        exchange(port: port, Array("\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\(headers)\r\n".utf8))
+    }
+
     static func canConnect(port: Int) -> Bool {
         let fd = connect(port: port)
         if fd >= 0 { close(fd) }

@@ -41,4 +41,11 @@ final class NetworkOptionsTests: XCTestCase {
         XCTAssertThrowsError(try RecordCommand.parse(["--listen", "127.0.0.1:8080", "-o", "a.flv"]), "--listen belongs to serve")
         XCTAssertThrowsError(try RecordCommand.parse([]), "record needs an output")
     }
+
+    func testMaxViewers() throws {
+        XCTAssertEqual(try RecordCommand.parse([], serving: true).configuration.outputs.maxViewers, 1000)
+        XCTAssertEqual(try RecordCommand.parse(["--max-viewers", "5000"], serving: true).configuration.outputs.maxViewers, 5000)
+        XCTAssertThrowsError(try RecordCommand.parse(["--max-viewers", "0"], serving: true))
+        XCTAssertThrowsError(try RecordCommand.parse(["--max-viewers", "10", "-o", "a.flv"]), "--max-viewers goes with --listen")
+    }
 }

@@ -149,7 +149,14 @@ final class HTTPParsingTests: XCTestCase {
         XCTAssertEqual(HTTPRequest.parse(Array("GET /live.flv HTTP/1.1\r\nHost: x\r\n\r\n".utf8)),
                        HTTPRequest(method: "GET", path: "/live.flv", isHTTP11: true))
         XCTAssertEqual(HTTPRequest.parse(Array("GET /live.asf?x=1 HTTP/1.0\r\n\r\n".utf8)),
-                       HTTPRequest(method: "GET", path: "/live.asf", isHTTP11: false))
+                       HTTPRequest(method: "GET", path: "/live.asf", isHTTP11: false, query: "x=1"))
+        // The index in JSON: asked for by the query or by the Accept header (any case).
+        let json = HTTPRequest.parse(Array("GET /?a=b&format=json HTTP/1.1\r\n\r\n".utf8))
+        XCTAssertEqual(json?.wantsJSON, true)
+        let accept = HTTPRequest.parse(Array("HEAD / HTTP/1.1\r\nHost: x\r\naccept:  Application/JSON \r\n\r\n".utf8))
+        XCTAssertEqual(accept?.accept, "Application/JSON")
+        XCTAssertEqual(accept?.wantsJSON, true)
+        XCTAssertEqual(HTTPRequest.parse(Array("GET /?format=jsonp HTTP/1.1\r\nAccept: text/html\r\n\r\n".utf8))?.wantsJSON, false)
         for bad in ["", "\r\n", "GET\r\n", "GET /a\r\n", "GET a HTTP/1.1\r\n", "get /a HTTP/1.1\r\n", "GET /a SPDY/3\r\n",
                     "GET  /a HTTP/1.1\r\n", "\u{00}\u{ff}\u{fe}\r\n"] {
             XCTAssertNil(HTTPRequest.parse(Array(bad.utf8)), bad.debugDescription)

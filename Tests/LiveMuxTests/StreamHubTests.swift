@@ -4,50 +4,75 @@ import Glibc
 #endif
 @testable import LiveMux
 
+/// The hub and the server's event loop on socket pairs handed to it (`adopt`): what a viewer
+/// receives, byte for byte, and what happens to one that reads nothing.
 final class StreamHubTests: XCTestCase {
-    func socketPair() throws -> (hub: Int32, client: Int32) {
+    func viewer(of server: HTTPServer, request: String) throws -> Int32 {
         var fds: [Int32] = [0, 0]
         XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
-        return (fds[0], fds[1])
+        _ = Array(request.utf8).withUnsafeBytes { send(fds[1], $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        server.adopt(fds[0])
+        return fds[1]
     }
 
-    /// `close` used to shut down every viewer it saw when it began, also one that had left (and
-    /// closed its descriptor) while it waited for a slow one: whatever had been given that number
-    /// since, here a new socket, was cut off.
-    func testCloseLeavesAloneTheDescriptorOfAViewerThatLeft() throws {
-        let hub = StreamHub(name: "/live.flv", contentType: "video/x-flv", queueLimit: 512, countDropped: { _ in })
-        try hub.write(Chunk(kind: .header, bytes: [0x46, 0x4C, 0x56]))
-        let quick = try socketPair(), slow = try socketPair()
-        let quickDone = DispatchSemaphore(value: 0), closed = DispatchSemaphore(value: 0)
-        Thread.detachNewThread { hub.serveViewer(quick.hub, chunked: false); quickDone.signal() }
-        Thread.detachNewThread { hub.serveViewer(slow.hub, chunked: false) }
-        // The quick viewer's client reads everything; the slow one's reads nothing.
-        Thread.detachNewThread {
-            var buffer = [UInt8](repeating: 0, count: 65536)
-            while buffer.withUnsafeMutableBytes({ recv(quick.client, $0.baseAddress, $0.count, 0) }) > 0 {}
+    /// Reads until the server closes (or 10 s pass).
+    static func readAll(_ fd: Int32) -> [UInt8] {
+        var tv = timeval(tv_sec: 10, tv_usec: 0)
+        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
+        var all: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n <= 0 { return all }
+            all += buffer[..<n]
         }
-        for _ in 0..<200 where hub.viewerCount < 2 { usleep(10_000) }
-        XCTAssertEqual(hub.viewerCount, 2)
-        // More than a socket buffer holds: the slow viewer blocks in send, so close waits its 2 s.
-        try hub.write(Chunk(kind: .media(stream: .video, dts: 0, isKeyframe: true), bytes: [UInt8](repeating: 7, count: 4 << 20)))
-        Thread.detachNewThread { try? hub.close(); closed.signal() }
+    }
 
-        // The quick viewer ends at close and closes its descriptor; a new socket takes the number.
-        XCTAssertEqual(quickDone.wait(timeout: .now() + 5), .success)
-        let fresh = try socketPair()
-        if fresh.hub != quick.hub {
-            XCTAssertEqual(dup2(fresh.hub, quick.hub), quick.hub)
-            Glibc.close(fresh.hub)
+    /// An HTTP/1.0 viewer gets the head and then every byte the muxer wrote, in order; one that
+    /// reads nothing is cut off after its bounded backlog; the muxer's writes never wait for either.
+    func testViewerGetsEveryByteAndAStalledOneIsCutOff() throws {
+        let hub = StreamHub(name: "/live.flv", contentType: "video/x-flv", queueLimit: 64, countDropped: { _ in })
+        let server = try HTTPServer(address: ListenAddress(host: "127.0.0.1", port: 0), routes: ["/live.flv": hub])
+        server.start()
+        defer { server.stop() }
+        let reader = try viewer(of: server, request: "GET /live.flv HTTP/1.0\r\n\r\n")
+        let stalled = try viewer(of: server, request: "GET /live.flv HTTP/1.1\r\n\r\n")
+        defer { close(reader); close(stalled) }
+        final class Received: @unchecked Sendable { var bytes: [UInt8] = [] }  // written before `done`, read after
+        let received = Received()
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread { received.bytes = Self.readAll(reader); done.signal() }
+
+        var expected: [UInt8] = []
+        var slowest = 0.0
+        func write(_ kind: Chunk.Kind, _ bytes: [UInt8]) throws {
+            let started = Date()
+            try hub.write(Chunk(kind: kind, bytes: bytes))
+            slowest = max(slowest, Date().timeIntervalSince(started))
+            expected += bytes
         }
-        XCTAssertEqual(closed.wait(timeout: .now()), .timedOut, "close must still be waiting for the slow viewer")
-        XCTAssertEqual(closed.wait(timeout: .now() + 10), .success)
+        try write(.header, Array("FLV-header".utf8))
+        // 2000 chunks of 4 KiB (8 MB), keyframes only, so nothing may be dropped for the reader.
+        for i in 0..<2000 {
+            try write(.media(stream: .video, dts: Int64(i), isKeyframe: true), [UInt8](repeating: UInt8(i % 251), count: 4096))
+            if i % 20 == 0 { usleep(5_000) }  // at most 20 chunks a take: fewer than the 256 of the hard limit
+        }
+        try write(.trailer, Array("end".utf8))
+        try hub.close()
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertLessThan(slowest, 0.05, "a write only queues")
 
-        var byte: UInt8 = 1
-        XCTAssertEqual(send(quick.hub, &byte, 1, Int32(MSG_NOSIGNAL)), 1, "the new socket was shut down by the hub")
-        // Shut down, the slow viewer's send fails and its thread leaves the hub.
-        let cutOff = Date().addingTimeInterval(2)
-        while hub.viewerCount > 0 && Date() < cutOff { usleep(10_000) }
-        XCTAssertEqual(hub.viewerCount, 0, "the slow viewer was cut off")
-        for fd in [quick.hub, quick.client, slow.client, fresh.client] { Glibc.close(fd) }
+        let text = String(decoding: received.bytes.prefix(200), as: UTF8.self)
+        let headText = text[..<(try XCTUnwrap(text.range(of: "\r\n\r\n"))).lowerBound]
+        XCTAssertTrue(headText.hasPrefix("HTTP/1.1 200 OK"), String(headText))
+        XCTAssertTrue(headText.contains("Access-Control-Allow-Origin: *"), String(headText))
+        XCTAssertFalse(headText.contains("chunked"), "an HTTP/1.0 viewer reads to the close")
+        let body = Array(received.bytes.dropFirst(headText.utf8.count + 4))
+        XCTAssertEqual(body.count, expected.count)
+        XCTAssertTrue(body == expected, "every byte, in order")
+
+        // The stalled viewer was cut off long before its 8 MB: what it can still read is bounded.
+        let stalledBytes = Self.readAll(stalled).count
+        XCTAssertLessThan(stalledBytes, 4 << 20, "cut off after a bounded backlog")
     }
 }

@@ -89,7 +89,8 @@ final class MuxSession: @unchecked Sendable {
         if let streams { try Self.makeWriters(&routes, streams, streamingASFPacketSize: streamingASFPacketSize, flvHEVC: flvHEVC) }
         self.routes = routes
         outputNames = outputs.destinations.map(\.destination.description)
-        server = try outputs.listen.map { try HTTPServer(address: $0, routes: hubs) }
+        server = try outputs.listen.map { try HTTPServer(address: $0, routes: hubs, maxViewers: outputs.maxViewers) }
+        if let warning = server?.warning { report(warning) }
         // Last, create the files: nothing is written unless everything before succeeded.
         for (i, destination) in placed {
             switch destination {
@@ -108,6 +109,7 @@ final class MuxSession: @unchecked Sendable {
             let r = routes[i]
             routes[i].writer = try ContainerWriter(format: r.format, seekable: r.seekable, streams: streams,
                                                    asfPacketSize: r.seekable ? nil : streamingASFPacketSize, flvHEVC: flvHEVC)
+            for case let hub as StreamHub in r.sinks { hub.streamCodecs = streams.map(StreamCodec.init) }
         }
     }
 

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// What a client asked for, from the request head. Pure parsing, unit-tested.
 struct HTTPRequest: Equatable {
@@ -9,8 +6,18 @@ struct HTTPRequest: Equatable {
     var path: String
     /// `HTTP/1.1` clients get the stream chunked, so its end is a clean end, not a dropped connection.
     var isHTTP11 = false
+    /// What follows `?` in the target, without the `?` (empty when none).
+    var query = ""
+    /// The `Accept` header's value (empty when none).
+    var accept = ""
 
-    /// Parses the request line of a head (`GET /live.flv HTTP/1.1`); nil when it is malformed.
+    /// Whether the client asked for the index as JSON (`?format=json`, or `Accept: application/json`).
+    var wantsJSON: Bool {
+        query.split(separator: "&").contains("format=json") || accept.lowercased().contains("application/json")
+    }
+
+    /// Parses the request line of a head (`GET /live.flv HTTP/1.1`) and its Accept header; nil
+    /// when the request line is malformed.
     static func parse(_ head: [UInt8]) -> HTTPRequest? {
         guard let end = head.firstIndex(of: UInt8(ascii: "\r")) ?? head.firstIndex(of: UInt8(ascii: "\n")),
               let line = String(bytes: head[..<end], encoding: .ascii) else { return nil }
@@ -18,7 +25,22 @@ struct HTTPRequest: Equatable {
         guard parts.count == 3, parts[2].hasPrefix("HTTP/1."), !parts[0].isEmpty,
               parts[0].allSatisfy({ $0.isUppercase }), parts[1].hasPrefix("/") else { return nil }
         var path = parts[1]
-        if let q = path.firstIndex(of: "?") { path = path[..<q] }
-        return HTTPRequest(method: String(parts[0]), path: String(path), isHTTP11: parts[2] == "HTTP/1.1")
+        var query = Substring("")
+        if let q = path.firstIndex(of: "?") {
+            query = path[path.index(after: q)...]
+            path = path[..<q]
+        }
+        return HTTPRequest(method: String(parts[0]), path: String(path), isHTTP11: parts[2] == "HTTP/1.1",
+                           query: String(query), accept: header("accept", in: head[end...]) ?? "")
+    }
+
+    /// The value of the first header field called `name` (lower case), trimmed.
+    private static func header(_ name: String, in fields: ArraySlice<UInt8>) -> String? {
+        let text = String(decoding: fields, as: UTF8.self)
+        for line in text.split(whereSeparator: \.isNewline) {  // "\r\n" is one Character
+            guard let colon = line.firstIndex(of: ":"), line[..<colon].lowercased() == name else { continue }
+            return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        }
+        return nil
     }
 }

@@ -3,40 +3,77 @@ import Foundation
 import Glibc
 #endif
 
-/// An HTTP/1.1 server on plain POSIX sockets that streams live containers to any number of viewers.
-/// One thread accepts; each connection gets its own thread, which reads the request (bounded in
-/// size and time, so a slow or malformed client cannot stall anything) and then writes that
-/// viewer's queue. Locking: `lock` guards `connections` and `stopping`.
+/// An HTTP/1.1 server on non-blocking POSIX sockets that streams live containers to thousands of
+/// viewers from one event-loop thread (epoll, `EventPoll`): it accepts, reads each request head
+/// (bounded in size and time, so a slow or malformed client holds nothing but a descriptor for
+/// a few seconds), answers, and writes every viewer's backlog as its socket takes it. Streams come
+/// from `StreamHub`s, which wake the loop when the muxer writes. Locking: `lock` guards `stopping`
+/// and `adopted`; everything else belongs to the loop thread.
 final class HTTPServer: @unchecked Sendable {
     let address: ListenAddress
-    private let routes: [String: StreamHub]
+    let maxViewers: Int
+    /// Said once at start when the descriptor limit cannot hold `maxViewers` viewers.
+    let warning: String?
+    private let fanOuts: [String: StreamFanOut]
     private let listener: Int32
+    private let events: EventPoll
     private let lock = NSLock()
-    private var connections = 0
     private var stopping = false
-    private let acceptDone = DispatchSemaphore(value: 0)
-    static let maxConnections = 64
-    static let maxRequestBytes = 8192
-    static let requestTimeoutSeconds = 5
+    private var adopted: [Int32] = []
+    private var running = false
+    private let loopDone = DispatchSemaphore(value: 0)
+    // The loop's state.
+    private var connections: [UInt64: HTTPConnection] = [:]
+    /// Connections that are not viewers, oldest first (closed ones are skipped lazily).
+    private var pendingOrder: [UInt64] = []
+    private var pendingHead = 0
+    private var pendingCount = 0
+    private var viewerCount = 0
+    private var nextToken: UInt64 = 1
+    private var nextExpiry = Date()
+    /// Kept open so that at the descriptor limit one can be freed to refuse a connection politely.
+    private var reserveFD: Int32
+    private var scratch = [UInt8](repeating: 0, count: 16 << 10)
 
-    /// Binds and listens (so a busy port fails before anything is recorded); `start` accepts.
+    static let defaultMaxViewers = 1000
+    /// Connections still sending their request (or being answered); past it the oldest is dropped.
+    static let maxPendingConnections = 1024
+    /// Descriptors the rest of the process needs (files, devices, pipes).
+    static let reservedDescriptors = 64
+    static let listenBacklog: Int32 = 4096
+    /// Bounds what the kernel buffers for one viewer (it would autotune to megabytes on loopback),
+    /// so a viewer that stops reading shows in its backlog within seconds.
+    static let viewerSendBuffer: Int32 = 256 << 10
+    static let tickMilliseconds: Int32 = 250
+    static let acceptsPerWake = 256
+    private static let listenerToken = UInt64.max - 1
+
+    /// Binds and listens (so a busy port fails before anything is recorded); `start` runs the loop.
     /// `address` is then the one bound: port 0 becomes the port the kernel chose.
-    init(address: ListenAddress, routes: [String: StreamHub]) throws {
-        self.routes = routes
+    init(address: ListenAddress, routes: [String: StreamHub], maxViewers: Int = defaultMaxViewers) throws {
+        self.maxViewers = maxViewers
+        fanOuts = routes.mapValues { StreamFanOut(hub: $0) }
+        let limit = FileLimit.raiseToHard()
+        let needed = maxViewers + Self.maxPendingConnections + Self.reservedDescriptors
+        if let limit, limit < needed {
+            warning = "the open-file limit (\(limit)) is too low for --max-viewers \(maxViewers): about \(max(0, limit - Self.maxPendingConnections - Self.reservedDescriptors)) viewers fit (raise the hard limit: ulimit -Hn \(needed), or LimitNOFILE=)"
+        } else {
+            warning = nil
+        }
+        events = try EventPoll()
         guard let (family, bytes) = address.socketAddress() else {
             throw LiveMuxError.invalid("cannot listen on \(address.description): not an IPv4 or IPv6 address")
         }
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
         guard fd >= 0 else { throw LiveMuxError.output("cannot create a socket: \(String(cString: strerror(errno)))") }
-        var yes: Int32 = 1
-        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, socklen_t(MemoryLayout<Int32>.size))
+        Self.setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
         // [::1] means IPv6 loopback only, not also IPv4 through mapped addresses.
-        if family == AF_INET6 { setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &yes, socklen_t(MemoryLayout<Int32>.size)) }
+        if family == AF_INET6 { Self.setOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1) }
         var storage = address.socketStorage(bytes)
         let bound = withUnsafePointer(to: &storage) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, address.socketLength) }
         }
-        guard bound == 0, listen(fd, 64) == 0 else {
+        guard bound == 0, listen(fd, Self.listenBacklog) == 0 else {
             let message = String(cString: strerror(errno))
             Glibc.close(fd)
             throw LiveMuxError.output("cannot listen on \(address.description): \(message) (choose another --listen port)")
@@ -47,137 +84,256 @@ final class HTTPServer: @unchecked Sendable {
         let port = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) } }
         self.address = ListenAddress(host: address.host, port: port)
         listener = fd
+        reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
+        events.add(fd, token: Self.listenerToken, edgeTriggered: false, writable: false)
     }
 
     /// The URL of each stream viewers can open, FLV first.
-    var viewerURLs: [String] { routes.keys.sorted { $0.hasSuffix(".flv") && !$1.hasSuffix(".flv") }.map { "http://\(address.description)\($0)" } }
+    var viewerURLs: [String] { fanOuts.keys.sorted { $0.hasSuffix(".flv") && !$1.hasSuffix(".flv") }.map { "http://\(address.description)\($0)" } }
 
     func start() {
-        let thread = Thread { [self] in acceptLoop() }
+        lock.lock()
+        guard !running && !stopping else { lock.unlock(); return }
+        running = true
+        lock.unlock()
+        // Only a running loop wakes for the hubs (and lets their `close` wait for their viewers).
+        for fan in fanOuts.values { fan.hub.attach(wake: { [events] in events.wake() }) }
+        let thread = Thread { [self] in run() }
         thread.name = "livemux-http"
         thread.start()
     }
 
-    /// Stops accepting and closes the listening socket. Viewers end when their hub closes.
+    /// Stops the loop, closes every connection and the listening socket.
     func stop() {
         lock.lock()
         let already = stopping
         stopping = true
+        let wasRunning = running
         lock.unlock()
         guard !already else { return }
-        acceptDone.wait()
+        events.wake()
+        if wasRunning { loopDone.wait() }
         Glibc.close(listener)
+        if reserveFD >= 0 { Glibc.close(reserveFD) }
     }
 
-    private var isStopping: Bool { lock.lock(); defer { lock.unlock() }; return stopping }
+    /// Hands the running loop a connected socket, as if it had been accepted (scripts/fuzz feeds
+    /// untrusted bytes through the whole connection path this way). The server closes it.
+    func adopt(_ fd: Int32) {
+        lock.lock()
+        adopted.append(fd)
+        lock.unlock()
+        events.wake()
+    }
 
-    private func acceptLoop() {
-        defer { acceptDone.signal() }
-        while !isStopping {
-            // poll with a timeout, so `stop` is noticed without closing the socket under accept.
-            var pfd = pollfd(fd: listener, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&pfd, 1, 200)
-            guard ready > 0 else { continue }
-            let client = accept(listener, nil, nil)
-            guard client >= 0 else { continue }
+    private func run() {
+        defer {
+            for fan in fanOuts.values { fan.hub.attach(wake: nil) }
+            for c in Array(connections.values) { close(c) }
+            for fan in fanOuts.values { fan.reportDrainedIfDone() }
+            loopDone.signal()
+        }
+        while true {
+            let ready = events.wait(timeoutMs: Self.tickMilliseconds)
+            let now = Date()
             lock.lock()
-            let accepted = connections < Self.maxConnections
-            if accepted { connections += 1 }
+            let stop = stopping
+            let handed = adopted
+            adopted = []
             lock.unlock()
-            guard accepted else {
-                Self.respond(client, status: "503 Service Unavailable", body: "too many connections\n")
-                Glibc.close(client)
+            if stop { return }
+            for fd in handed { register(fd, now: now) }
+            for event in ready {
+                switch event.token {
+                case EventPoll.wakeToken: break
+                case Self.listenerToken: acceptAll(now: now)
+                default: handle(event, now: now)
+                }
+            }
+            distribute(now: now)  // cheap when nothing is new; so no wake can be missed
+            if now >= nextExpiry { expire(now: now) }
+        }
+    }
+
+    // MARK: Connections
+
+    private func acceptAll(now: Date) {
+        for _ in 0..<Self.acceptsPerWake {
+            let fd = accept(listener, nil, nil)
+            if fd >= 0 {
+                register(fd, now: now)
                 continue
             }
-            let thread = Thread { [self] in
-                serve(client)
-                lock.lock(); connections -= 1; lock.unlock()
+            if errno == EINTR || errno == ECONNABORTED { continue }
+            guard errno == EMFILE || errno == ENFILE else { return }  // EAGAIN: none left
+            // Out of descriptors: drop the oldest half-sent request, else refuse this one with 503.
+            if dropOldestPending() { continue }
+            guard reserveFD >= 0 else { return }
+            Glibc.close(reserveFD)
+            let refused = accept(listener, nil, nil)
+            if refused >= 0 {
+                let busy = HTTPResponse.text("503 Service Unavailable", body: "too many connections\n")
+                _ = busy.withUnsafeBytes { send(refused, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                Glibc.close(refused)
             }
-            thread.name = "livemux-http-client"
-            thread.start()
+            reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
         }
     }
 
-    /// Reads one request and answers it; a stream request becomes a viewer until it ends.
-    /// Internal (not private) so scripts/fuzz can hand it a socket of untrusted bytes.
-    func serve(_ fd: Int32) {
-        var timeout = timeval(tv_sec: Self.requestTimeoutSeconds, tv_usec: 0)
-        setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-        var noSigpipe: Int32 = 1
-        setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &noSigpipe, socklen_t(MemoryLayout<Int32>.size))
-        guard let head = Self.readHead(fd) else {
-            Self.respond(fd, status: "400 Bad Request", body: "bad request\n")
-            Glibc.close(fd)
-            return
+    private func register(_ fd: Int32, now: Date) {
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        Self.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+        Self.setOption(fd, SOL_SOCKET, SO_SNDBUF, Self.viewerSendBuffer)
+        if pendingCount >= Self.maxPendingConnections { _ = dropOldestPending() }
+        let token = nextToken
+        nextToken += 1
+        let connection = HTTPConnection(fd: fd, token: token, now: now)
+        connections[token] = connection
+        pendingOrder.append(token)
+        pendingCount += 1
+        events.add(fd, token: token, edgeTriggered: true)
+    }
+
+    private func dropOldestPending() -> Bool {
+        while pendingHead < pendingOrder.count {
+            let token = pendingOrder[pendingHead]
+            pendingHead += 1
+            if let c = connections[token], c.phase != .viewing {
+                close(c)
+                return true
+            }
         }
+        return false
+    }
+
+    private func close(_ c: HTTPConnection) {
+        guard connections.removeValue(forKey: c.token) != nil else { return }
+        if c.phase == .viewing {
+            c.fanOut?.remove(c.token)
+            viewerCount -= 1
+        } else {
+            pendingCount -= 1
+        }
+        Glibc.close(c.fd)
+    }
+
+    private func handle(_ event: EventPoll.Event, now: Date) {
+        guard let c = connections[event.token] else { return }
+        switch c.phase {
+        case .reading:
+            switch c.readRequest(&scratch) {
+            case .waiting: if event.failed { close(c) }
+            case .head(let head): route(c, head: head, now: now)
+            case .bad: answer(c, HTTPResponse.text("400 Bad Request", body: "bad request\n"), now: now)
+            case .closed: close(c)
+            }
+        case .answering:
+            if event.failed { close(c) } else if event.writable { flush(c, now: now) }
+        case .lingering:
+            if c.drain(&scratch) { close(c) }
+        case .viewing:
+            // A viewer sends nothing after its request: an end or an error means it left.
+            if event.failed || (event.readable && c.drain(&scratch)) { close(c) } else if event.writable { flush(c, now: now) }
+        }
+    }
+
+    private func answer(_ c: HTTPConnection, _ bytes: [UInt8], now: Date) {
+        c.answer(bytes, now: now)
+        flush(c, now: now)
+    }
+
+    private func flush(_ c: HTTPConnection, now: Date) {
+        switch c.flush(now: now) {
+        case .blocked, .idle: break
+        case .failed: close(c)
+        case .finished:
+            // An answer is written: linger for the client's close. A viewer's stream is over.
+            if c.phase != .lingering || c.drain(&scratch) { close(c) }
+        }
+    }
+
+    /// Answers a complete request head.
+    private func route(_ c: HTTPConnection, head: [UInt8], now: Date) {
         guard let request = HTTPRequest.parse(head) else {
-            Self.respond(fd, status: "400 Bad Request", body: "bad request\n")
-            Glibc.close(fd)
-            return
+            return answer(c, HTTPResponse.text("400 Bad Request", body: "bad request\n"), now: now)
         }
-        guard request.method == "GET" || request.method == "HEAD" else {
-            Self.respond(fd, status: "405 Method Not Allowed", body: "only GET and HEAD\n", extra: "Allow: GET, HEAD\r\n")
-            Glibc.close(fd)
-            return
+        let headOnly = request.method == "HEAD"
+        guard request.method == "GET" || headOnly else {
+            return answer(c, HTTPResponse.text("405 Method Not Allowed", body: "only GET and HEAD\n", extra: "Allow: GET, HEAD\r\n"), now: now)
         }
-        guard let hub = routes[request.path] else {
-            let paths = routes.keys.sorted().joined(separator: " ")
-            Self.respond(fd, status: "404 Not Found", body: "not found; streams: \(paths)\n")
-            Glibc.close(fd)
-            return
+        if request.path == "/" {
+            let index = self.index
+            let (body, type) = request.wantsJSON ? (index.json, "application/json") : (index.text, "text/plain; charset=utf-8")
+            return answer(c, HTTPResponse.text("200 OK", body: body, contentType: type, extra: HTTPResponse.allowOrigin, head: headOnly), now: now)
         }
-        let framing = request.isHTTP11 ? "Transfer-Encoding: chunked\r\n" : ""
-        let head200 = "HTTP/1.1 200 OK\r\nContent-Type: \(hub.contentType)\r\nCache-Control: no-cache\r\n\(framing)Connection: close\r\n\r\n"
-        guard Self.sendAll(fd, Array(head200.utf8)), request.method == "GET" else {
-            Glibc.close(fd)
-            return
+        guard let fan = fanOuts[request.path] else {
+            let paths = fanOuts.keys.sorted().joined(separator: " ")
+            return answer(c, HTTPResponse.text("404 Not Found", body: "not found; streams: \(paths) (and / lists them)\n", head: headOnly), now: now)
         }
-        hub.serveViewer(fd, chunked: request.isHTTP11)  // returns when the viewer is gone or the stream ended; closes fd
+        guard viewerCount < maxViewers else {
+            return answer(c, HTTPResponse.text("503 Service Unavailable", body: "too many viewers: at most \(maxViewers) (--max-viewers)\n", head: headOnly), now: now)
+        }
+        let streamHead = HTTPResponse.streamHead(contentType: fan.hub.contentType, chunked: request.isHTTP11)
+        if headOnly { return answer(c, streamHead, now: now) }
+        let viewer = StreamViewer(fd: c.fd, chunked: request.isHTTP11, queueLimit: fan.hub.queueLimit)
+        guard fan.join(viewer, token: c.token) else {
+            return answer(c, HTTPResponse.text("503 Service Unavailable", body: "the stream has ended\n"), now: now)
+        }
+        c.view(streamHead, viewer: viewer, of: fan)
+        pendingCount -= 1
+        viewerCount += 1
+        flush(c, now: now)
     }
 
-    /// The request head up to the blank line; nil when the client sends too much, too slowly, or nothing.
-    private static func readHead(_ fd: Int32) -> [UInt8]? {
-        var head: [UInt8] = []
-        var buffer = [UInt8](repeating: 0, count: 2048)
-        let started = Date()
-        while head.count < maxRequestBytes {
-            if Date().timeIntervalSince(started) > Double(requestTimeoutSeconds) { return nil }
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0 && errno == EINTR { continue }
-            guard n > 0 else { return nil }
-            head.append(contentsOf: buffer[..<n])
-            if let end = findBlankLine(head) { return Array(head[..<end]) }
+    private var index: StreamIndex {
+        let entries = fanOuts.values.sorted { $0.hub.name < $1.hub.name }.map {
+            StreamIndex.Entry(path: $0.hub.name, contentType: $0.hub.contentType, codecs: $0.hub.streamCodecs, viewers: $0.viewers.count)
         }
-        return nil
+        return StreamIndex(streams: entries, viewers: viewerCount, maxViewers: maxViewers)
     }
 
-    private static func findBlankLine(_ b: [UInt8]) -> Int? {
-        guard b.count >= 2 else { return nil }
-        for i in 1..<b.count where b[i] == 10 {
-            if b[i - 1] == 10 { return i }
-            if i >= 3 && b[i - 1] == 13 && b[i - 2] == 10 && b[i - 3] == 13 { return i }
-        }
-        return nil
-    }
+    // MARK: Streams and time
 
-    private static func respond(_ fd: Int32, status: String, body: String, extra: String = "") {
-        let text = "HTTP/1.1 \(status)\r\nContent-Type: text/plain\r\nContent-Length: \(body.utf8.count)\r\n\(extra)Connection: close\r\n\r\n\(body)"
-        _ = sendAll(fd, Array(text.utf8))
-    }
-
-    /// Writes everything; false when the viewer is gone. MSG_NOSIGNAL: a closed socket is EPIPE, not a signal.
-    static func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { buffer in
-            var offset = 0
-            while offset < buffer.count {
-                let n = send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    return false
+    /// Hands every viewer what its stream's muxer wrote since the last call, and writes it.
+    private func distribute(now: Date) {
+        for fan in fanOuts.values {
+            let (chunks, closing) = fan.absorb(now: now)
+            if !chunks.isEmpty || closing {
+                var dropped = 0
+                for (token, viewer) in fan.viewers {
+                    for chunk in chunks { dropped += viewer.push(chunk) }
+                    if closing { viewer.end() }
+                    guard let c = connections[token] else { continue }
+                    // A viewer whose backlog passed the hard limit reads nothing: cut it off.
+                    if viewer.overflowed { close(c) } else { flush(c, now: now) }
                 }
-                offset += n
+                if dropped > 0 { fan.hub.countDropped(dropped) }
             }
-            return true
+            if let closedAt = fan.closedAt, now.timeIntervalSince(closedAt) > StreamHub.closeGraceSeconds {
+                for token in fan.viewers.keys { if let c = connections[token] { close(c) } }
+            }
+            fan.reportDrainedIfDone()
         }
+    }
+
+    /// Closes connections past their deadline: a request not complete in time gets 400.
+    private func expire(now: Date) {
+        nextExpiry = now.addingTimeInterval(Double(Self.tickMilliseconds) / 1000)
+        for c in Array(connections.values) where c.phase != .viewing && c.deadline <= now {
+            if c.phase == .reading { answer(c, HTTPResponse.text("400 Bad Request", body: "bad request\n"), now: now) } else { close(c) }
+        }
+        while pendingHead < pendingOrder.count, (connections[pendingOrder[pendingHead]]?.phase ?? .viewing) == .viewing {
+            pendingHead += 1
+        }
+        if pendingHead > 1024 && pendingHead * 2 > pendingOrder.count {
+            pendingOrder.removeFirst(pendingHead)
+            pendingHead = 0
+        }
+    }
+
+    private static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) {
+        var v = value
+        setsockopt(fd, level, name, &v, socklen_t(MemoryLayout<Int32>.size))
     }
 }

@@ -55,7 +55,8 @@ struct OutputQueue {
         guard head < items.count else { return nil }
         let chunk = items[head]
         head += 1
-        if head > 1024 && head * 2 > items.count {
+        // Compacted often: popped entries still hold their chunks (an HTTP viewer's footprint).
+        if head > 64 && head * 2 > items.count {
             items.removeFirst(head)
             head = 0
         }

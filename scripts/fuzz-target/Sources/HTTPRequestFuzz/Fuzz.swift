@@ -5,19 +5,21 @@ import Glibc
 import FuzzDriver
 @testable import LiveMux
 
-/// One server for the whole run (bound to an ephemeral loopback port, never started: the fuzzer
-/// hands connections to `serve` itself). Its stream has no header yet, so a good request for it
-/// gets its 200 head and is closed at once.
+/// One server for the whole run, its event loop running, bound to an ephemeral loopback port the
+/// fuzzer never uses: it hands the server connections itself (`adopt`). Its stream has no header
+/// yet, so a good request for it gets its 200 head and waits for one; the fuzzer's close ends it.
 nonisolated(unsafe) let server: HTTPServer = {
     LogLevel.quiet.apply()
-    let hub = StreamHub(name: "flv", contentType: "video/x-flv", queueLimit: 64, countDropped: { _ in })
-    return try! HTTPServer(address: ListenAddress(host: "127.0.0.1", port: 0), routes: ["/live.flv": hub])
+    let hub = StreamHub(name: "/live.flv", contentType: "video/x-flv", queueLimit: 64, countDropped: { _ in })
+    let server = try! HTTPServer(address: ListenAddress(host: "127.0.0.1", port: 0), routes: ["/live.flv": hub])
+    server.start()
+    return server
 }()
 
 /// libFuzzer's entry point: the bytes are what a client sends before it half-closes. They go
 /// through the request-line parser, then through the server's connection path (head reading with
 /// its size and time bounds, parsing, routing, the answer) on one end of a socket pair. Whatever
-/// the bytes, `serve` must answer and return — a crash or a hang is a bug.
+/// the bytes, the server must answer within its request timeout — a crash or a hang is a bug.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
@@ -34,10 +36,18 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         sent += n
     }
     shutdown(fds[1], Int32(SHUT_WR))
-    server.serve(fds[0])  // closes fds[0]
+    server.adopt(fds[0])  // the server closes it
+    var timeout = timeval(tv_sec: 8, tv_usec: 0)  // under libFuzzer's 10 s hang limit
+    setsockopt(fds[1], SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
     // The answer must be an HTTP status line (or nothing, when the stream closed at once).
+    // The answer comes from the loop's thread: recv may wait, and libFuzzer's SIGALRM interrupt it.
     var answer = [UInt8](repeating: 0, count: 16)
-    let n = answer.withUnsafeMutableBytes { recv(fds[1], $0.baseAddress, $0.count, Int32(MSG_WAITALL)) }
+    var n = -1
+    let deadline = Date().addingTimeInterval(8)
+    repeat {
+        n = answer.withUnsafeMutableBytes { recv(fds[1], $0.baseAddress, $0.count, Int32(MSG_WAITALL)) }
+    } while n < 0 && errno == EINTR && Date() < deadline
+    precondition(n >= 0, "no answer within 8 s")
     precondition(n == 0 || n >= 12 && answer.starts(with: Array("HTTP/1.1 ".utf8)), "no status line")
     close(fds[1])
     return 0

@@ -1,0 +1,112 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// One client socket on the server's event loop (non-blocking, edge-triggered), through its
+/// phases: reading the request head (bounded in size, and in time by `deadline`), writing an
+/// answer, then either lingering until the client closes (so the answer is not lost to a reset
+/// over request bytes never read) or, for a stream, being a viewer.
+final class HTTPConnection {
+    enum Phase { case reading, answering, lingering, viewing }
+    enum Read: Equatable { case waiting, head([UInt8]), bad, closed }
+
+    let fd: Int32
+    let token: UInt64
+    private(set) var phase = Phase.reading
+    /// When a connection that is not a viewer is closed whatever its state (slowloris protection).
+    private(set) var deadline: Date
+    private var input: [UInt8] = []
+    /// How far `input` was searched for the blank line (a head sent a byte at a time is searched once).
+    private var searched = 0
+    private var output: [UInt8] = []
+    private var outputSent = 0
+    private(set) var viewer: StreamViewer?
+    private(set) var fanOut: StreamFanOut?
+
+    static let maxRequestBytes = 8192
+    static let requestTimeoutSeconds = 5.0
+    /// How long a finished answer waits for the client to close before the socket is closed anyway.
+    static let lingerSeconds = 1.0
+
+    init(fd: Int32, token: UInt64, now: Date) {
+        self.fd = fd
+        self.token = token
+        deadline = now.addingTimeInterval(Self.requestTimeoutSeconds)
+    }
+
+    /// Reads what arrived (into `scratch`, the loop's buffer); the head once it is complete.
+    func readRequest(_ scratch: inout [UInt8]) -> Read {
+        while true {
+            let n = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return errno == EAGAIN || errno == EWOULDBLOCK ? .waiting : .closed
+            }
+            if n == 0 { return .bad }  // the client ended before a complete head
+            input.append(contentsOf: scratch[..<min(n, Self.maxRequestBytes + 1 - input.count)])
+            if let end = Self.findBlankLine(input, from: searched) { return .head(Array(input[..<end])) }
+            searched = input.count
+            if input.count > Self.maxRequestBytes { return .bad }
+        }
+    }
+
+    /// Reads and discards; true when the client closed or the socket failed.
+    func drain(_ scratch: inout [UInt8]) -> Bool {
+        while true {
+            let n = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if n > 0 { continue }
+            if n < 0 && errno == EINTR { continue }
+            return n == 0 || !(errno == EAGAIN || errno == EWOULDBLOCK)
+        }
+    }
+
+    /// Answers and then lingers: `flush` writes the bytes.
+    func answer(_ bytes: [UInt8], now: Date) {
+        output = bytes
+        outputSent = 0
+        phase = .answering
+        deadline = now.addingTimeInterval(Self.lingerSeconds + 1)
+    }
+
+    /// Becomes a viewer: the head goes first, then the stream.
+    func view(_ head: [UInt8], viewer: StreamViewer, of fanOut: StreamFanOut) {
+        output = head
+        outputSent = 0
+        phase = .viewing
+        self.viewer = viewer
+        self.fanOut = fanOut
+    }
+
+    /// Writes what is pending without blocking; `.finished` when an answer is all written (the
+    /// connection then lingers) or a viewer's stream has ended.
+    func flush(now: Date) -> StreamViewer.Flush {
+        while outputSent < output.count {
+            let n = output.withUnsafeBytes { send(fd, $0.baseAddress! + outputSent, $0.count - outputSent, Int32(MSG_NOSIGNAL)) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return errno == EAGAIN || errno == EWOULDBLOCK ? .blocked : .failed
+            }
+            outputSent += n
+        }
+        if !output.isEmpty { output = [] }
+        if let viewer { return viewer.flush() }
+        if phase == .answering {
+            shutdown(fd, Int32(SHUT_WR))
+            phase = .lingering
+            deadline = now.addingTimeInterval(Self.lingerSeconds)
+        }
+        return .finished
+    }
+
+    /// The end of the head: the index of the second line feed of a blank line, searched for in
+    /// what arrived after the first `from` bytes.
+    static func findBlankLine(_ b: [UInt8], from: Int = 0) -> Int? {
+        guard b.count >= 2 else { return nil }
+        for i in max(1, from)..<b.count where b[i] == 10 {
+            if b[i - 1] == 10 { return i }
+            if i >= 3 && b[i - 1] == 13 && b[i - 2] == 10 && b[i - 3] == 13 { return i }
+        }
+        return nil
+    }
+}

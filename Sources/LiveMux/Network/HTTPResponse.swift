@@ -1,0 +1,20 @@
+/// The bytes of the server's answers: short ones with a body (errors, the index), and the head of
+/// a stream. Browser players (flv.js, mpegts.js) read streams and the index from pages of other
+/// origins, hence `Access-Control-Allow-Origin: *`.
+enum HTTPResponse {
+    static let allowOrigin = "Access-Control-Allow-Origin: *\r\n"
+
+    /// A complete answer; a HEAD request gets the same head without the body.
+    static func text(_ status: String, body: String, contentType: String = "text/plain", extra: String = "", head: Bool = false) -> [UInt8] {
+        let text = "HTTP/1.1 \(status)\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.utf8.count)\r\n"
+            + "\(extra)Connection: close\r\n\r\n\(head ? "" : body)"
+        return Array(text.utf8)
+    }
+
+    /// The head of a stream: HTTP/1.1 clients get chunked transfer coding, so the end of the stream
+    /// is a clean end for them; HTTP/1.0 ones read until the connection closes.
+    static func streamHead(contentType: String, chunked: Bool) -> [UInt8] {
+        let framing = chunked ? "Transfer-Encoding: chunked\r\n" : ""
+        return Array("HTTP/1.1 200 OK\r\nContent-Type: \(contentType)\r\nCache-Control: no-cache\r\n\(allowOrigin)\(framing)Connection: close\r\n\r\n".utf8)
+    }
+}
