@@ -111,6 +111,15 @@ final class ReadmeExampleTests: XCTestCase {
                 XCTAssertTrue(log.hasPrefix("serving viewers at http://127.0.0.1:\(httpPort)/live.flv and http://127.0.0.1:\(httpPort)/live.asf\n"), log)
                 try Self.decodes("\(d)/rec.asf")
             },
+            Example(readme: "livemux serve --listen 0.0.0.0:8080 --max-viewers 2000",
+                    changes: [("serve", "serve -t 3"), ("0.0.0.0:8080", "0.0.0.0:\(httpPort)"), ("2000", "2000 2> serve.log &")],
+                    // The comment's index, read once the server says where it listens.
+                    then: "for i in $(seq 100); do grep -q 'serving viewers' serve.log && break; sleep 0.1; done; "
+                        + "python3 -c 'import urllib.request as u; print(u.urlopen(\"http://127.0.0.1:\(httpPort)/\").read().decode())' > index.txt && wait $!") { d, _ in
+                let index = try String(contentsOfFile: "\(d)/index.txt", encoding: .utf8)
+                XCTAssertTrue(index.contains("/live.flv"), index)
+                XCTAssertTrue(index.contains("at most 2000 viewers"), index)
+            },
             Example(readme: "livemux record -t 60 -o live.flv --stats stats.jsonl", changes: [("-t 60", "-t 1")]) { d, _ in
                 let lines = try TimingTests.statsLines("\(d)/stats.jsonl")
                 XCTAssertEqual(lines.last?["final"] as? Bool, true)
