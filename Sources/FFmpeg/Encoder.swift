@@ -13,6 +13,10 @@ public final class Encoder: CodecContext, @unchecked Sendable {
         public var frameRate = Rational(0, 1)
         public var gopSize = 0
         public var maxBFrames = 0
+        /// VBV: the peak rate and the buffer, in bits (0: none). libx264 changes its bit rate
+        /// mid-stream only when VBV was on from the start (x264_encoder_reconfig).
+        public var maxRate = 0
+        public var bufferSize = 0
         // audio
         public var sampleRate = 0
         public var channels = 0
@@ -44,6 +48,8 @@ public final class Encoder: CodecContext, @unchecked Sendable {
             c.pointee.framerate = s.frameRate.av
             c.pointee.gop_size = Int32(s.gopSize)
             c.pointee.max_b_frames = Int32(s.maxBFrames)
+            c.pointee.rc_max_rate = Int64(s.maxRate)
+            c.pointee.rc_buffer_size = Int32(clamping: s.bufferSize)
         } else {
             c.pointee.sample_rate = Int32(s.sampleRate)
             c.pointee.sample_fmt = s.sampleFormat.av
@@ -58,6 +64,15 @@ public final class Encoder: CodecContext, @unchecked Sendable {
             throw FFmpegError(code: FFmpegError.posix(EINVAL),
                               function: "avcodec_open2(\(s.codecName)): unknown option '\(String(cString: leftover.pointee.key))'")
         }
+    }
+
+    /// A new bit rate from the next frame on: FFmpeg 5.1's libx264 compares `bit_rate`,
+    /// `rc_max_rate` and `rc_buffer_size` with its own before every frame and calls
+    /// `x264_encoder_reconfig` when they changed. Other encoders ignore it.
+    public func setBitRate(_ bitRate: Int, maxRate: Int, bufferSize: Int) {
+        context.pointee.bit_rate = Int64(bitRate)
+        context.pointee.rc_max_rate = Int64(maxRate)
+        context.pointee.rc_buffer_size = Int32(clamping: bufferSize)
     }
 
     /// Sends one frame, or `nil` to flush. The frame's picture type is cleared first: decoders

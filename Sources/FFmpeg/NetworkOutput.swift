@@ -10,6 +10,9 @@ import Synchronization
 public final class NetworkOutput: @unchecked Sendable {
     private var context: UnsafeMutablePointer<AVIOContext>?
     private let interruption: Interruption
+    /// The connection's TCP socket, when the protocol runs over TCP and it could be told apart
+    /// (see `TCPSocket`): what the kernel still holds is read from it.
+    public let socket: TCPSocket?
 
     /// A flag libavformat polls while it waits. The caller keeps it, so it can interrupt a
     /// connection attempt before `init` has returned.
@@ -36,8 +39,31 @@ public final class NetworkOutput: @unchecked Sendable {
         defer { av_dict_free(&dict) }
         for (k, v) in options { av_dict_set(&dict, k, v, 0) }
         var pb: UnsafeMutablePointer<AVIOContext>? = nil
+        let port = Self.tcpPort(of: url)
+        let before = port == nil ? [:] : TCPSocket.openSockets()
         try check(avio_open2(&pb, url, AVIO_FLAG_WRITE, &callback, &dict), "avio_open2(\(displayName))")
         context = pb
+        socket = port.flatMap { TCPSocket.connected(since: before, peerPort: $0) }
+    }
+
+    /// Default ports of the TCP-based schemes whose URL may leave the port out.
+    static let defaultPorts = ["rtmp": 1935, "rtmpe": 1935, "rtmps": 443, "tcp": -1]
+
+    /// The TCP port a URL connects to, for schemes that run over one TCP connection; nil otherwise.
+    static func tcpPort(of url: String) -> Int? {
+        guard let colon = url.firstIndex(of: ":") else { return nil }
+        let scheme = url[..<colon].lowercased()
+        guard let fallback = defaultPorts[scheme] else { return nil }
+        var rest = url[colon...].dropFirst()
+        guard rest.hasPrefix("//") else { return nil }
+        rest = rest.dropFirst(2)
+        var authority = rest.prefix { $0 != "/" && $0 != "?" }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        // [IPv6]:port or host:port
+        let hostEnd = authority.hasPrefix("[") ? authority.firstIndex(of: "]") : authority.startIndex
+        guard let hostEnd else { return nil }
+        if let c = authority[hostEnd...].lastIndex(of: ":"), let port = Int(authority[authority.index(after: c)...]) { return port }
+        return fallback > 0 ? fallback : nil
     }
 
     deinit {

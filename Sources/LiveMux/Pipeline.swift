@@ -15,6 +15,8 @@ public final class Pipeline: @unchecked Sendable {
     private let timeline: Timeline
     private var stopSignal: StopSignal { session.stopSignal }
     private let statistics = Statistics()
+    private let adaptive: AdaptiveBitrate?
+    private let videoBitRate: Int
     private var started = false
 
     /// - Parameter report: receives warnings (an output that stopped while others go on).
@@ -53,8 +55,10 @@ public final class Pipeline: @unchecked Sendable {
         let timeline = Timeline(videoSetsBase: wantVideo, separateThreads: config.input == nil)
         // Each stream keeps its source's format unless the options ask for another.
         let sourceFormat = { (kind: StreamKind) in sources.first { $0.streamKinds.contains(kind) }?.format ?? SourceFormat() }
+        let adaptive = Self.adaptiveBitrate(config, report: report)
         let video = try wantVideo ? VideoEncoder(settings: config.video, format: VideoFormat.resolve(config.video, source: sourceFormat(.video), report: report),
-                                                 timeline: timeline, queue: queue, statistics: statistics, duration: config.duration, quiet: quiet) : nil
+                                                 timeline: timeline, queue: queue, statistics: statistics, duration: config.duration, quiet: quiet,
+                                                 adaptive: adaptive) : nil
         let audio = try wantAudio ? AudioEncoder(settings: config.audio, format: AudioFormat.resolve(config.audio, source: sourceFormat(.audio), report: report),
                                                  timeline: timeline, queue: queue, statistics: statistics, duration: config.duration) : nil
         var streams: [ContainerWriter.StreamDescription] = []
@@ -62,8 +66,10 @@ public final class Pipeline: @unchecked Sendable {
         if let audio { streams.append(try audio.streamDescription()) }
         // Live (pipe) ASF gets small packets: a payload waits in the open ASF packet until later
         // ones fill it, so 1400 bytes instead of 3200 cut that wait (docs/latency.md).
-        session = try MuxSession(queue: queue, outputs: config.outputs, streams: streams, streamingASFPacketSize: MuxSession.liveASFPacketSize,
-                                 statistics: statistics, report: report)
+        var outputs = config.outputs
+        outputs.sendBufferBytes = Self.sendBufferBytes(config)
+        session = try MuxSession(queue: queue, outputs: outputs, streams: streams, streamingASFPacketSize: MuxSession.liveASFPacketSize,
+                                 statistics: statistics, adaptive: adaptive, report: report)
         // Video encodes on a thread of its own, overlapping capture; audio is cheap enough to
         // encode on its capture thread.
         let videoConsumer = video.map { EncoderThread($0, name: "livemux-encode-video") }
@@ -74,6 +80,29 @@ public final class Pipeline: @unchecked Sendable {
         self.sources = sources
         encoderThreads = videoConsumer.map { [$0] } ?? []
         self.timeline = timeline
+        self.adaptive = adaptive
+        videoBitRate = wantVideo ? config.video.bitRate : 0
+    }
+
+    /// What the kernel may hold for a TCP output: a quarter second of the configured streams
+    /// (Linux doubles it), so a link slower than the stream shows within about half a second.
+    static let sendBufferSeconds = 0.25
+    static let minimumSendBuffer = 16 * 1024
+
+    static func sendBufferBytes(_ c: RecordConfiguration) -> Int {
+        let bits = (c.recordVideo ? c.video.bitRate : 0) + (c.recordAudio ? c.audio.bitRate : 0)
+        return max(minimumSendBuffer, Int(Double(bits) / 8 * sendBufferSeconds))
+    }
+
+    /// The shared bit rate when the video should follow the primary network output: H.264 only
+    /// (FFmpeg 5.1's libx265 wrapper never calls x265_encoder_reconfig), said once for HEVC.
+    static func adaptiveBitrate(_ c: RecordConfiguration, report: @Sendable (String) -> Void) -> AdaptiveBitrate? {
+        guard c.recordVideo, c.video.adaptiveBitRate, c.outputs.primaryNetworkURL != nil else { return nil }
+        guard c.video.codec == .h264 else {
+            report("warning: HEVC's bit rate cannot follow the network: FFmpeg 5.1's libx265 cannot change it mid-stream, so a network output that falls behind drops video to the next keyframe instead (--no-adaptive-bitrate: no warning)")
+            return nil
+        }
+        return AdaptiveBitrate(maximum: c.video.bitRate, minimum: c.video.effectiveMinimumBitRate)
     }
 
     /// Refuses what cannot work, with a message that says what would.
@@ -119,6 +148,8 @@ public final class Pipeline: @unchecked Sendable {
         let drift = timeline.drift.status
         (s.driftMs, s.avOffsetMs, s.driftCorrections, s.driftPPM) = (drift.driftMs, drift.offsetMs, drift.corrections, drift.driftPPM)
         s.devices = sources.compactMap { $0.deviceStatus?.snapshot }
+        s.network = session.networkSnapshots
+        s.videoBitRate = adaptive?.current ?? videoBitRate
         return s
     }
 }

@@ -30,6 +30,9 @@ struct OutputOptions {
                             (default: 10); the others go on, and the run then exits 1
       --output-queue N      chunks a URL output or HTTP viewer may lag before video is dropped
                             (default: 512)
+      --max-latency S       seconds a URL output may fall behind real time (kernel buffers,
+                            queue) before it skips to the newest keyframe, audio kept; each
+                            episode warned once (default: 3)
       -y                    overwrite output files that exist
       -n                    never overwrite: refuse if an output file exists (also the
                             default without -y: livemux does not ask)
@@ -67,6 +70,7 @@ struct OutputOptions {
         case "--reconnect-max-delay": outputs.reconnect.maxDelay = try Values.seconds(try reader.value(for: option), option: option.name)
         case "--reconnect-attempts":
             outputs.reconnect.attempts = try Values.integer(try reader.value(for: option), option: option.name, range: 0...1_000_000)
+        case "--max-latency": outputs.maxLatency = try Values.seconds(try reader.value(for: option), option: option.name)
         case "--output-queue":
             outputs.queueCapacity = try Values.integer(try reader.value(for: option), option: option.name, range: 8...1_000_000)
         case "--max-viewers" where listen:

@@ -60,6 +60,13 @@ final class ProgressLine: @unchecked Sendable {
                           clock(t), s.video.packetsOut, fps, kbps, s.speed, s.dropped, s.avOffsetMs,
                           Double(s.latency.percentile(0.99)) / 1000)
         // Chunks slow network outputs or viewers skipped (the recording itself lost nothing).
-        return s.outputDropped > 0 ? line + " output-dropped=\(s.outputDropped)" : line
+        var extra = s.outputDropped > 0 ? " output-dropped=\(s.outputDropped)" : ""
+        // With network outputs: the video bit rate now (it follows the first URL's link) and
+        // how far behind each output is.
+        if !s.network.isEmpty {
+            extra += String(format: " vbitrate=%.0fk backlog=", Double(s.videoBitRate) / 1000)
+                + s.network.map { String(format: "%.0fms", $0.backlogMs) }.joined(separator: ",")
+        }
+        return line + extra
     }
 }

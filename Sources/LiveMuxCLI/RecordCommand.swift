@@ -35,7 +35,12 @@ struct RecordCommand {
       --fps N               frames per second, 1 to 240: 30, 29.97 (= 30000/1001) or 30000/1001
                             (default: the source's, or 30 if it has no fixed rate; 30 for the
                             built-in test source)
-      --vbitrate BPS        bit rate, such as 2M or 800k (default: 2M)
+      --vbitrate BPS        bit rate, such as 2M or 800k (default: 2M); with a URL output, H.264
+                            follows the first URL's link: down at once when it falls behind,
+                            back up slowly to this (docs/latency.md)
+      --min-vbitrate BPS    the adaptive bit rate's floor; below it video is dropped to the
+                            next keyframe (default: a quarter of --vbitrate)
+      --no-adaptive-bitrate keep --vbitrate whatever the link does (slow outputs drop video)
       --gop SECONDS         keyframe interval (default: 2)
       --preset NAME         encoder preset (default: veryfast); tuning is zerolatency, no B-frames
 
@@ -110,6 +115,8 @@ struct RecordCommand {
                 (c.video.width, c.video.height) = try Values.size(try reader.value(for: opt), option: opt.name)
             case "--fps", "-r": c.video.fps = try Values.frameRate(try reader.value(for: opt), option: opt.name)
             case "--vbitrate", "-b:v": c.video.bitRate = try Values.bitRate(try reader.value(for: opt), option: opt.name)
+            case "--min-vbitrate": c.video.minimumBitRate = try Values.bitRate(try reader.value(for: opt), option: opt.name)
+            case "--no-adaptive-bitrate": c.video.adaptiveBitRate = false
             case "--gop":
                 c.video.gopSeconds = try Values.seconds(try reader.value(for: opt), option: opt.name)
             case "--preset":
@@ -139,6 +146,9 @@ struct RecordCommand {
             }
         }
         if !c.recordVideo && !c.recordAudio { throw UsageError("--no-video and --no-audio together leave nothing to record") }
+        if let floor = c.video.minimumBitRate, floor > c.video.bitRate {
+            throw UsageError("--min-vbitrate \(floor) is above --vbitrate \(c.video.bitRate): give a floor at or below the bit rate")
+        }
         if inputSpec != nil && (videoSpec != nil || audioSpec != nil) {
             throw UsageError("--input carries both streams: use it alone, or --video and --audio instead")
         }

@@ -25,7 +25,10 @@ final class StatsSchemaTests: XCTestCase {
     sys.exit(1 if bad else 0)
     """
 
-    func validate(_ stats: String) throws -> Tools.Result {
+    func validate(_ stats: String) throws -> Tools.Result { try Self.validate(stats, in: dir) }
+
+    /// Validates every line of `stats` against the schema (the script is written into `dir`).
+    static func validate(_ stats: String, in dir: String) throws -> Tools.Result {
         let script = "\(dir)/validate.py"
         try Self.validator.write(toFile: script, atomically: true, encoding: .utf8)
         let schema = Tools.packageRoot.appendingPathComponent("docs/stats.schema.json").path

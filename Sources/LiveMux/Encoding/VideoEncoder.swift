@@ -18,10 +18,14 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
     private var lastCorrection: Int64 = 0
     private var lastInputTime: Int64?
     private var captureTimes: [Int64: Int64] = [:]
+    /// The bit rate the primary network output asks for (H.264 with a network output).
+    private let adaptive: AdaptiveBitrate?
+    /// VBV buffer, in seconds of the bit rate: libx264 takes a new rate only with VBV on.
+    static let vbvSeconds = 0.25
     private(set) var isDone = false
 
     init(settings: VideoSettings, format: VideoFormat, timeline: Timeline, queue: MuxQueue, statistics: Statistics,
-         duration: Double?, quiet: Bool) throws {
+         duration: Double?, quiet: Bool, adaptive: AdaptiveBitrate? = nil) throws {
         self.settings = settings
         self.format = format
         var s = Encoder.Settings(codecName: settings.codec.encoderName, bitRate: settings.bitRate,
@@ -31,6 +35,11 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
         s.frameRate = format.fps.rational
         s.gopSize = format.gopFrames(settings.gopSeconds)
         s.maxBFrames = 0  // ASF stamps payloads with DTS, so no frame may be reordered
+        if adaptive != nil {
+            s.maxRate = settings.bitRate
+            s.bufferSize = Int(Double(settings.bitRate) * Self.vbvSeconds)
+        }
+        self.adaptive = adaptive
         s.options = [("preset", settings.preset), ("tune", settings.tune)]
         // Parameter sets also before every keyframe, so a reader joining mid-stream can decode.
         switch settings.codec {
@@ -88,6 +97,9 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
                                     toWidth: format.width, height: format.height, format: .yuv420p)
             }
             input = try scaler!.scale(frame)
+        }
+        if let rate = adaptive?.takeChange() {
+            encoder.setBitRate(rate, maxRate: rate, bufferSize: Int(Double(rate) * Self.vbvSeconds))
         }
         for slot in firstSlot...pts {
             if slot < pts { statistics.countDuplicated(.video) }

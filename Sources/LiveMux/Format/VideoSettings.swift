@@ -10,6 +10,12 @@ public struct VideoSettings: Sendable, Equatable {
     /// extra frames are dropped, a slower one leaves slots empty.
     public var fps: FrameRate?
     public var bitRate = 2_000_000
+    /// Follow the primary network output's link (H.264): the bit rate steps down to fit it and
+    /// climbs back to `bitRate`, never below `minimumBitRate`.
+    public var adaptiveBitRate = true
+    /// The adaptive bit rate's floor; nil: a quarter of `bitRate`.
+    public var minimumBitRate: Int?
+    public var effectiveMinimumBitRate: Int { minimumBitRate ?? bitRate / 4 }
     public var gopSeconds: Double = 2
     public var preset = "veryfast"
     /// Encoder tuning; `zerolatency` also turns off B-frames and look-ahead.

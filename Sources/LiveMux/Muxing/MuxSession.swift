@@ -42,6 +42,7 @@ final class MuxSession: @unchecked Sendable {
     private let muxDone = DispatchGroup()
     // Set in init and start (before any thread runs), then read only.
     private var routes: [Route]
+    private var networkSinks: [NetworkSink] = []  // set in init, then read only
     /// The outputs in the order the user gave them, for the final line of their fates.
     private let outputNames: [String]
     private var muxThread: MuxThread?
@@ -57,7 +58,7 @@ final class MuxSession: @unchecked Sendable {
     init(queue: MuxQueue, outputs: Outputs, streams: [ContainerWriter.StreamDescription]?,
          extraRoute: (format: ContainerFormat, seekable: Bool, sinks: [ChunkSink])? = nil,
          streamingASFPacketSize: Int? = nil, statistics: Statistics = Statistics(), recycle: PacketPool? = nil,
-         report: @escaping @Sendable (String) -> Void) throws {
+         adaptive: AdaptiveBitrate? = nil, report: @escaping @Sendable (String) -> Void) throws {
         self.queue = queue
         self.statistics = statistics
         self.recycle = recycle
@@ -92,16 +93,26 @@ final class MuxSession: @unchecked Sendable {
         server = try outputs.listen.map { try HTTPServer(address: $0, routes: hubs, maxViewers: outputs.maxViewers) }
         if let warning = server?.warning { report(warning) }
         // Last, create the files: nothing is written unless everything before succeeded.
+        var networkSinks: [NetworkSink] = []
         for (i, destination) in placed {
             switch destination {
             case .file(let path): self.routes[i].sinks.append(try FileSink(path: path, overwrite: outputs.overwriteFiles))
             case .standardOutput: self.routes[i].sinks.append(StandardOutputSink())
             case .network(let url):
-                self.routes[i].sinks.append(NetworkSink(url: url, policy: outputs.reconnect, queueLimit: outputs.queueCapacity,
-                                                        report: report, countDropped: countDropped))
+                // The first URL output is the primary: the video bit rate follows its link.
+                let tuning = NetworkSink.Tuning(maxLatency: outputs.maxLatency, sendBufferBytes: outputs.sendBufferBytes,
+                                                adaptive: networkSinks.isEmpty ? adaptive : nil)
+                let sink = NetworkSink(url: url, policy: outputs.reconnect, queueLimit: outputs.queueCapacity, tuning: tuning,
+                                       report: report, countDropped: countDropped)
+                networkSinks.append(sink)
+                self.routes[i].sinks.append(sink)
             }
         }
+        self.networkSinks = networkSinks
     }
+
+    /// Each URL output's backlog and link, in the order given.
+    var networkSnapshots: [NetworkOutputSnapshot] { networkSinks.map(\.snapshot) }
 
     private static func makeWriters(_ routes: inout [Route], _ streams: [ContainerWriter.StreamDescription],
                                     streamingASFPacketSize: Int?, flvHEVC: FLVHEVCMode) throws {

@@ -18,11 +18,23 @@ public struct Outputs: Sendable {
     public var overwriteFiles = true
     /// How FLV outputs (files, stdout, URLs, /live.flv) signal HEVC; H.264 needs no choice.
     public var flvHEVC = FLVHEVCMode.enhanced
+    /// Seconds a network output may fall behind real time before it skips to the newest keyframe.
+    public var maxLatency: Double = 3
+    /// What the kernel may hold for each TCP-based network output (`SO_SNDBUF`), in bytes; the
+    /// pipeline sets it from the bit rates so a slow link shows at once instead of hiding in it.
+    public var sendBufferBytes = 64 * 1024
 
     public init() {}
 
+    /// The first URL output: the one the adaptive bit rate follows.
+    var primaryNetworkURL: String? {
+        for o in destinations { if case .network(let url) = o.destination { return url } }
+        return nil
+    }
+
     /// Refuses what cannot work, with a message that says what would.
     func validate() throws {
+        if !(maxLatency > 0) { throw LiveMuxError.invalid("--max-latency must be more than 0 seconds") }
         if destinations.isEmpty && listen == nil { throw LiveMuxError.invalid("no output: give -o FILE or -o -") }
         for o in destinations {
             guard case .network(let url) = o.destination else { continue }

@@ -83,6 +83,48 @@ struct OutputQueue {
         awaitingKeyframe = lastKey == nil
     }
 
+    /// Bounds latency (`--max-latency`): drops queued video before the newest queued video
+    /// keyframe, audio kept; with no keyframe queued, drops the queued non-keyframe video and skips
+    /// video until the next keyframe. Headers and trailers stay. Returns the chunks dropped.
+    @discardableResult
+    mutating func skipToNewestKeyframe() -> Int {
+        let before = dropped
+        let pending = items[head...]
+        if let key = pending.lastIndex(where: Self.isVideoKeyframe) {
+            let kept = pending.enumerated().filter { i, c in
+                guard head + i < key, case .media(.video, _, _) = c.kind else { return true }
+                return false
+            }.map(\.element)
+            dropped += pending.count - kept.count
+            items = kept
+            head = 0
+        } else {
+            let kept = pending.filter { if case .media(.video, _, false) = $0.kind { return false } else { return true } }
+            dropped += pending.count - kept.count
+            items = Array(kept)
+            head = 0
+            skippingVideo = true
+        }
+        return dropped - before
+    }
+
+    /// Whether skipping to the newest keyframe would drop anything now or from here on: video
+    /// is queued before a keyframe, or non-keyframe video is queued or still to come.
+    var canSkip: Bool {
+        let pending = items[head...]
+        guard let key = pending.lastIndex(where: Self.isVideoKeyframe) else { return !skippingVideo }
+        return pending[..<key].contains { if case .media(.video, _, _) = $0.kind { return true } else { return false } }
+    }
+
+    /// The capture time (monotonic µs) of the oldest queued media chunk.
+    var oldestCaptureTime: Int64? {
+        items[head...].first { $0.captureTime > 0 }?.captureTime
+    }
+
+    private static func isVideoKeyframe(_ c: Chunk) -> Bool {
+        if case .media(.video, _, true) = c.kind { return true } else { return false }
+    }
+
     private mutating func append(_ chunk: Chunk) { items.append(chunk) }
 
     /// Drops queued non-keyframe video after the last queued video keyframe (or after the head).

@@ -18,10 +18,20 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
     private let interruption = NetworkOutput.Interruption()
     private let finished = DispatchSemaphore(value: 0)
 
+    private let tuning: Tuning
     private let condition = NSCondition()
     private var queue: OutputQueue
     private var header: Chunk?
     private var closing = false
+    /// The connection's TCP socket while connected (nil: none, or not seen), and what it says.
+    private var socket: TCPSocket?
+    private var monitor = LinkMonitor()
+    private var status = LinkMonitor.Status()
+    /// Over `--max-latency` since the last time the backlog fell below half of it.
+    private var overLatency = false
+    private var latencySkips = 0
+    /// The writer thread has returned: the watcher stops too.
+    private var writerDone = false
     /// Set when the output has been given up; `write` then throws it so the mux thread drops the sink.
     private var failure: Error?
 
@@ -30,18 +40,38 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
     private var protocolOptions: [(String, String)] {
         var options = [("rw_timeout", "5000000")]
         if url.lowercased().hasPrefix("srt:") { options.append(("linger", "2")) }
+        // libavformat's tcp protocol (under rtmp:// too) bounds the kernel's buffer before it
+        // connects; NetworkOutput's socket is bounded again once found, for every TCP protocol.
+        options.append(("send_buffer_size", String(tuning.sendBufferBytes)))
         return options
     }
 
     /// How long `close` lets a slow output finish sending before abandoning its blocked write.
     static let closeGraceSeconds = 3.0
 
+    /// How the output watches its link and bounds its latency.
+    struct Tuning: Sendable {
+        /// Seconds behind real time past which the output skips to the newest keyframe.
+        var maxLatency: Double = 3
+        /// What the kernel may hold for this output (`SO_SNDBUF`, about; Linux doubles it).
+        var sendBufferBytes = 64 * 1024
+        /// The primary output's samples move the video bit rate.
+        var adaptive: AdaptiveBitrate?
+    }
+
+    /// How often the link is sampled (µs): often enough to tell a busy link from an idle one
+    /// between two frames.
+    static let sampleInterval: Int64 = 20_000
+    /// How often the primary output's samples reach the bit-rate controller (µs).
+    static let controlInterval: Int64 = 250_000
+
     /// Schemes whose connection can be made again after it failed (udp has no connection).
     static let reconnectingSchemes: Set<String> = ["rtmp", "rtmps", "rtmpt", "rtmpe", "rtmpte", "rtmpts", "srt", "tcp"]
 
-    init(url: String, policy: ReconnectPolicy, queueLimit: Int,
+    init(url: String, policy: ReconnectPolicy, queueLimit: Int, tuning: Tuning = Tuning(),
          report: @escaping @Sendable (String) -> Void, countDropped: @escaping @Sendable (Int) -> Void) {
         self.url = url
+        self.tuning = tuning
         name = maskedURL(url)
         self.policy = policy
         let scheme = url.split(separator: ":", maxSplits: 1).first.map { $0.lowercased() } ?? ""
@@ -52,6 +82,17 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
         let thread = Thread { [self] in run() }
         thread.name = "livemux-net"
         thread.start()
+        let watcher = Thread { [self] in watch() }
+        watcher.name = "livemux-net-watch"
+        watcher.start()
+    }
+
+    /// The output's backlog, link rate and latency skips, for `--stats` and the progress line.
+    var snapshot: NetworkOutputSnapshot {
+        condition.lock()
+        defer { condition.unlock() }
+        return NetworkOutputSnapshot(name: name, backlogMs: status.backlogMs, linkKbps: status.linkBps / 1000,
+                                     latencySkips: latencySkips, kernelVisible: socket != nil)
     }
 
     func write(_ chunk: Chunk) throws {
@@ -95,7 +136,13 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
     // MARK: the writer thread
 
     private func run() {
-        defer { finished.signal() }
+        defer {
+            condition.lock()
+            writerDone = true
+            socket = nil
+            condition.unlock()
+            finished.signal()
+        }
         var failures = 0
         var everConnected = false
         while true {
@@ -110,7 +157,12 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
             let output: NetworkOutput
             do {
                 output = try NetworkOutput(url: url, displayName: name, options: protocolOptions, interruption: interruption)
-                try header.withUnsafeBytes { try output.write($0) }
+                output.socket?.boundSendBuffer(tuning.sendBufferBytes)
+                condition.lock()
+                socket = output.socket
+                monitor.reset()
+                condition.unlock()
+                try write(header, to: output)
             } catch {
                 guard retry(after: error, failures: &failures) else { return }
                 continue
@@ -128,9 +180,11 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
             failures = 0
             do {
                 try send(to: output)
+                forgetSocket()
                 try? output.close()
                 return
             } catch {
+                forgetSocket()
                 // This connection is gone: what is queued restarts at a keyframe on the next one.
                 condition.lock()
                 let before = queue.dropped
@@ -151,8 +205,61 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
             condition.unlock()
             guard let chunk else { return }  // closing and drained
             if interruption.isRequested { throw LiveMuxError.output("\(name): interrupted") }
-            try chunk.withUnsafeBytes { try output.write($0) }
+            try write(chunk, to: output)
             if chunk.kind == .trailer { return }
+        }
+    }
+
+    /// Writes one chunk, telling the monitor where its bytes are.
+    private func write(_ chunk: Chunk, to output: NetworkOutput) throws {
+        condition.lock()
+        monitor.willWrite(bytes: chunk.count, captureTime: chunk.captureTime)
+        condition.unlock()
+        try chunk.withUnsafeBytes { try output.write($0) }
+        condition.lock()
+        if case .media(.video, _, _) = chunk.kind { monitor.didWrite(video: true) } else { monitor.didWrite(video: false) }
+        condition.unlock()
+    }
+
+    private func forgetSocket() {
+        condition.lock()
+        socket = nil
+        condition.unlock()
+    }
+
+    // MARK: the watcher thread
+
+    /// Samples the link every 20 ms until the writer has finished: the backlog, the link rate,
+    /// `--max-latency`, and (primary output) the bit-rate controller.
+    private func watch() {
+        var lastControl: Int64 = 0
+        while true {
+            usleep(UInt32(Self.sampleInterval))
+            let now = Timestamp.monotonicMicroseconds()
+            condition.lock()
+            if writerDone { condition.unlock(); return }
+            let kernel = socket?.sendQueue()
+            let s = monitor.sample(at: now, queue: kernel, oldestQueued: queue.oldestCaptureTime)
+            status = s
+            var warn = false
+            if s.backlogMs > tuning.maxLatency * 1000 {
+                if queue.canSkip {
+                    if !overLatency { warn = true }
+                    overLatency = true
+                    latencySkips += 1
+                    noteDrops(queue.skipToNewestKeyframe())
+                }
+            } else if s.backlogMs < tuning.maxLatency * 500 {
+                overLatency = false
+            }
+            condition.unlock()
+            if warn {
+                report("output \(name): \(String(format: "%.1f", s.backlogMs / 1000)) s behind, over --max-latency \(tuning.maxLatency) s: skipping to the newest keyframe (audio kept)")
+            }
+            if let adaptive = tuning.adaptive, now - lastControl >= Self.controlInterval {
+                lastControl = now
+                adaptive.update(at: now, s)
+            }
         }
     }
 

@@ -37,6 +37,11 @@ extension StatisticsSnapshot {
             "latency_packets": latency.count,
             "output_bytes": outputBytes,
             "output_dropped_chunks": outputDropped,
+            "video_bitrate_target_kbps": Self.rounded(Double(videoBitRate) / 1000),
+            "network": network.map {
+                ["name": $0.name, "backlog_ms": Self.rounded($0.backlogMs), "link_kbps": Self.rounded($0.linkKbps),
+                 "latency_skips": $0.latencySkips, "kernel_queue_seen": $0.kernelVisible] as [String: Any]
+            },
         ]
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)

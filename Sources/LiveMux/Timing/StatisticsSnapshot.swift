@@ -28,6 +28,11 @@ public struct StatisticsSnapshot: Sendable {
     /// The live devices (cameras, screens, microphones).
     public var devices: [DeviceSnapshot] = []
 
+    /// Each network output's backlog and link rate.
+    public var network: [NetworkOutputSnapshot] = []
+    /// The video encoder's bit rate now (the adaptive bit rate's target), bits per second; 0 without video.
+    public var videoBitRate = 0
+
     /// Media seconds per wall-clock second.
     public var speed: Double { elapsed > 0 ? mediaTime / elapsed : 0 }
     public var dropped: Int { video.dropped + audio.dropped }

@@ -1,0 +1,103 @@
+import FFmpeg
+
+/// How far behind real time one network output is and how fast its link carries bytes, from what
+/// its writer handed to the connection and what the kernel still holds (`TCPSocket.SendQueue`).
+/// Pure logic (the sink holds the lock and takes the samples), so it is unit-tested.
+///
+/// - **Backlog**: the age (now − capture time) of the oldest media byte the peer has not
+///   acknowledged, whether it waits in the kernel, in a write, or in the output's queue.
+/// - **Link rate**: bytes acknowledged per second between samples that both found the kernel
+///   holding at least `busyBytes` (the link was the bottleneck in between: a keyframe, a
+///   congested stretch), over the last `window`; when it was never busy long enough, the rate
+///   bytes were acknowledged at, which is then only a lower bound. A looser "not empty" test
+///   mistook a fast link's brief per-frame bursts for a busy one and measured the stream's own rate.
+/// The peer acknowledges wire bytes (RTMP chunking adds ~1%); they are turned into the bytes the
+/// writer handed over by their running ratio, measured whenever no write is half done.
+struct LinkMonitor {
+    struct Status: Sendable, Equatable {
+        var backlogMs: Double = 0
+        /// Bits per second the link carried while busy, or nil when it was not busy long enough.
+        var capacityBps: Double?
+        /// Bits per second acknowledged over the window.
+        var throughputBps: Double = 0
+        /// Bits per second of everything but video handed over (audio, container overhead).
+        var otherBps: Double = 0
+        /// The link rate to report: the capacity when measured, else the throughput.
+        var linkBps: Double { capacityBps ?? throughputBps }
+    }
+
+    /// Samples older than this are forgotten (µs): two GOPs, so a keyframe's burst is in it.
+    static let window: Int64 = 2_500_000
+    /// Busy time the capacity needs within the window before it counts (µs).
+    static let minimumBusy: Int64 = 100_000
+    /// What the kernel must hold for the link to count as the bottleneck (bytes).
+    static let busyBytes: Int64 = 2048
+
+    private struct Handed { let end: Int64; let captureTime: Int64 }
+    private struct Sample { let time: Int64; let acknowledged: Int64; let busy: Bool; let handed: Int64; let video: Int64 }
+
+    private var handed: [Handed] = []
+    private var handedHead = 0
+    /// Bytes whose write has returned, and how many of them were video.
+    private var completed: Int64 = 0
+    private var completedVideo: Int64 = 0
+    /// Bytes of the write in progress (0 when none).
+    private var writing: Int64 = 0
+    /// Handed bytes per wire byte, since the connection began.
+    private var ratio = 1.0
+    private var samples: [Sample] = []
+
+    /// A new connection: its bytes count from zero.
+    mutating func reset() { self = LinkMonitor() }
+
+    /// The writer is about to write `bytes` captured at `captureTime` (0: a header or trailer).
+    mutating func willWrite(bytes: Int, captureTime: Int64) {
+        writing = Int64(bytes)
+        handed.append(Handed(end: completed + writing, captureTime: captureTime))
+    }
+
+    mutating func didWrite(video: Bool) {
+        completed += writing
+        if video { completedVideo += writing }
+        writing = 0
+    }
+
+    /// One sample at `now` (µs): `queue` is what the kernel holds (nil: not seen, so every byte
+    /// handed over counts as delivered), `oldestQueued` the capture time of the oldest media chunk
+    /// still waiting in the output's queue.
+    mutating func sample(at now: Int64, queue: TCPSocket.SendQueue?, oldestQueued: Int64?) -> Status {
+        var delivered = completed
+        var busy = false
+        var acknowledged = completed
+        if let q = queue {
+            let wire = q.acknowledged + q.unacknowledged
+            if writing == 0 && wire > 0 { ratio = Double(completed) / Double(wire) }
+            delivered = min(completed + writing, Int64((Double(q.acknowledged) * ratio).rounded()))
+            acknowledged = q.acknowledged
+            busy = q.unacknowledged >= Self.busyBytes
+        }
+        while handedHead < handed.count && handed[handedHead].end <= delivered { handedHead += 1 }
+        if handedHead > 256 && handedHead * 2 > handed.count {
+            handed.removeFirst(handedHead)
+            handedHead = 0
+        }
+        var oldest = handed[handedHead...].first { $0.captureTime > 0 }?.captureTime
+        if oldest == nil { oldest = oldestQueued }
+        samples.append(Sample(time: now, acknowledged: acknowledged, busy: busy, handed: completed, video: completedVideo))
+        while samples.count > 2 && samples[1].time <= now - Self.window { samples.removeFirst() }
+
+        var status = Status()
+        status.backlogMs = oldest.map { max(0, Double(now - $0) / 1000) } ?? 0
+        guard let first = samples.first, now > first.time else { return status }
+        let span = Double(now - first.time) / 1e6
+        status.throughputBps = Double(acknowledged - first.acknowledged) * ratio * 8 / span
+        status.otherBps = Double((completed - completedVideo) - (first.handed - first.video)) * 8 / span
+        var busyTime: Int64 = 0, busyBytes: Int64 = 0
+        for (a, b) in zip(samples, samples.dropFirst()) where a.busy && b.busy {
+            busyTime += b.time - a.time
+            busyBytes += b.acknowledged - a.acknowledged
+        }
+        if busyTime >= Self.minimumBusy { status.capacityBps = Double(busyBytes) * ratio * 8 / (Double(busyTime) / 1e6) }
+        return status
+    }
+}
