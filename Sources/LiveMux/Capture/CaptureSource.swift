@@ -105,7 +105,9 @@ final class CaptureSource: @unchecked Sendable {
         paced = realtime && !isLive
         deviceStatus = isLive ? DeviceStatus(name: spec.description) : nil
         if isLive, case .demuxer(let device) = input { frameGrid = Self.grid(device, routes) }
-        fill = DeviceFill(framesPerSecond: frameGrid.map { 1_000_000 / $0.period } ?? 0)
+        // A gap is filled at the device's rate (as its grid, from avg_frame_rate when need be).
+        let rate = format.frameRate.doubleValue > 0 ? format.frameRate : format.averageFrameRate
+        fill = DeviceFill(framesPerSecond: rate.doubleValue)
     }
 
     /// A decoder for each wanted stream of a device, by stream index.
