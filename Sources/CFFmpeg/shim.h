@@ -6,6 +6,7 @@
 #include <libavcodec/avcodec.h>
 #include <libavcodec/bsf.h>
 #include <libavdevice/version_major.h>
+#include <libavdevice/avdevice.h>
 #include <libavfilter/avfilter.h>
 #include <libavfilter/buffersink.h>
 #include <libavfilter/version_major.h>
@@ -89,6 +90,23 @@ static inline const char *lm_register_devices(void) {
     if (!register_all) return dlerror();
     register_all();
     return NULL;
+}
+
+/* avdevice_list_input_sources and avdevice_free_list_devices, through dlsym for the same reason:
+ * the sources a backend can name (pulse, alsa, v4l2…). Call after lm_register_devices succeeded;
+ * AVERROR(ENOSYS) when the backend cannot list. */
+static inline int lm_list_input_sources(const AVInputFormat *format, AVDeviceInfoList **list) {
+    void *library = dlopen(lm_avdevice_soname(), RTLD_LAZY | RTLD_GLOBAL | RTLD_NOLOAD);
+    if (!library) return AVERROR(ENOSYS);
+    int (*list_sources)(const AVInputFormat *, const char *, AVDictionary *, AVDeviceInfoList **) =
+        (int (*)(const AVInputFormat *, const char *, AVDictionary *, AVDeviceInfoList **))dlsym(library, "avdevice_list_input_sources");
+    if (!list_sources) return AVERROR(ENOSYS);
+    return list_sources(format, NULL, NULL, list);
+}
+static inline void lm_free_device_list(AVDeviceInfoList **list) {
+    void *library = dlopen(lm_avdevice_soname(), RTLD_LAZY | RTLD_GLOBAL | RTLD_NOLOAD);
+    void (*free_list)(AVDeviceInfoList **) = library ? (void (*)(AVDeviceInfoList **))dlsym(library, "avdevice_free_list_devices") : NULL;
+    if (free_list) free_list(list);
 }
 
 /* libavfilter runs the lavfi sources (testsrc2, sine… — the default capture) directly: a frame

@@ -58,5 +58,24 @@ public final class Frame: @unchecked Sendable {
         return frame
     }
 
+    /// An audio frame of `samples` samples of silence (`av_samples_set_silence`): what fills the
+    /// gap of a microphone that went away.
+    public static func silence(samples: Int, format: SampleFormat, sampleRate: Int, channels: Int) throws -> Frame {
+        let frame = try audio(samples: samples, format: format, sampleRate: sampleRate, channels: channels)
+        try check(av_samples_set_silence(frame.pointer.pointee.extended_data, 0, Int32(samples), Int32(channels), format.av),
+                  "av_samples_set_silence")
+        return frame
+    }
+
+    /// A copy of this audio frame without its first `count` samples (`av_samples_copy`).
+    public func droppingSamples(_ count: Int) throws -> Frame {
+        precondition(count >= 0 && count < sampleCount)
+        let format = SampleFormat(rawValue: self.format)
+        let rest = try Frame.audio(samples: sampleCount - count, format: format, sampleRate: sampleRate, channels: channelCount)
+        try check(av_samples_copy(rest.pointer.pointee.extended_data, pointer.pointee.extended_data, 0, Int32(count),
+                                  Int32(sampleCount - count), Int32(channelCount), format.av), "av_samples_copy")
+        return rest
+    }
+
     public func makeWritable() throws { try check(av_frame_make_writable(pointer), "av_frame_make_writable") }
 }

@@ -30,19 +30,20 @@ public final class Pipeline: @unchecked Sendable {
 
         // Sources first: a missing device is the likeliest mistake.
         var sources: [CaptureSource] = []
+        let reopening = DeviceReopening(timeout: config.deviceTimeout)
         if let input = config.input {
             sources.append(try CaptureSource(spec: input, video: wantVideo, audio: wantAudio, realtime: config.realtime,
-                                             frameRate: config.video.fps))
+                                             frameRate: config.video.fps, reopening: reopening, report: report))
         } else {
             if wantVideo {
                 let spec = config.videoSource ?? RecordConfiguration.defaultVideoSource(config.video)
                 sources.append(try CaptureSource(spec: spec, video: true, audio: false, realtime: config.realtime,
-                                                 frameRate: config.video.fps))
+                                                 frameRate: config.video.fps, reopening: reopening, report: report))
             }
             if wantAudio {
                 let spec = config.audioSource ?? RecordConfiguration.defaultAudioSource(config.audio)
                 sources.append(try CaptureSource(spec: spec, video: false, audio: true, realtime: config.realtime,
-                                                 frameRate: config.video.fps))
+                                                 frameRate: config.video.fps, reopening: reopening, report: report))
             }
         }
 

@@ -16,6 +16,9 @@ public struct RecordConfiguration: Sendable {
     public var realtime = true
     /// Packets each stream's mux queue holds before its producer waits.
     public var queueCapacity = 256
+    /// Seconds a live device that failed mid-recording may stay away (filled with silence or its
+    /// last frame, reopened) before the recording ends (`--device-timeout`).
+    public var deviceTimeout: Double = 30
     public init() {}
 
     /// The default sources: a test pattern and a 440 Hz tone made in the format the settings ask

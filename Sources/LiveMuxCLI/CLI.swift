@@ -19,6 +19,7 @@ public enum CLI {
                 try: livemux serve --listen 127.0.0.1:8080   (then: ffplay http://127.0.0.1:8080/live.flv)
       mux       mux already-encoded H.264/HEVC + AAC (files, elementary streams) without re-encoding
                 try: livemux mux --video clip.h264 --audio clip.aac -o clip.flv
+      devices   list the capture devices found (pulse, alsa, X displays, v4l2 cameras)
       report    read a recording back: streams, GOP, bit rate, interleaving; --svg timeline
 
     Run 'livemux help <command>' or 'livemux <command> --help' for the options of a command,
@@ -62,13 +63,18 @@ public enum CLI {
                 try ReportCommand.parse(rest).run()
                 return .success
             }
+        case "devices":
+            return run(rest, help: DevicesCommand.help) {
+                try DevicesCommand.parse(rest).run()
+                return .success
+            }
         default:
             Terminal.error("unknown command '\(command)' (commands: \(commands); see livemux --help)")
             return ExitCode.usage.rawValue
         }
     }
 
-    static let commands = "record, serve, mux, report"
+    static let commands = "record, serve, mux, report, devices"
 
     /// The help of one command, as its --help prints it; nil for an unknown command.
     static func commandHelp(_ command: String) -> String? {
@@ -77,6 +83,7 @@ public enum CLI {
         case "serve": return RecordCommand.serveHelp + RecordCommand.help
         case "mux": return MuxCommand.help
         case "report": return ReportCommand.help
+        case "devices": return DevicesCommand.help
         default: return nil
         }
     }

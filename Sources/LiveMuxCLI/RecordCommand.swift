@@ -23,6 +23,9 @@ struct RecordCommand {
       --video-opt KEY=VAL   option for the video device (video_size, framerate, pixel_format…)
       --audio-opt KEY=VAL   option for the audio device (sample_rate, channels…); with --input,
                             both apply to that input
+      --device-timeout S    how long a camera, screen or microphone that fails mid-recording may
+                            stay away (its last frame or silence recorded in its place while it
+                            is reopened) before the recording ends (default: 30)
       --no-video            record audio only
       --no-audio            record video only
       --no-realtime         read synthetic and file sources as fast as possible
@@ -109,6 +112,7 @@ struct RecordCommand {
             case "--no-video": c.recordVideo = false
             case "--no-audio": c.recordAudio = false
             case "--no-realtime": c.realtime = false
+            case "--device-timeout": c.deviceTimeout = try Values.seconds(try reader.value(for: opt), option: opt.name)
             case "--realtime": c.realtime = true
             case "--vcodec", "-c:v": c.video.codec = try Values.choice(try reader.value(for: opt), option: opt.name, as: VideoCodec.self)
             case "--size", "-s":

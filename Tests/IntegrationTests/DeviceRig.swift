@@ -112,6 +112,32 @@ final class DeviceRig {
         process.waitUntilExit()
     }
 
+    /// Ends the X server (SIGTERM, so it removes its lock and socket): x11grab's reads fail.
+    func killScreen() {
+        if let xvfb { Self.end(xvfb) }
+        xvfb = nil
+    }
+
+    /// Starts the X server again on the same display; ready when its socket exists.
+    func restartScreen() throws {
+        let process = Process()
+        let xvfb = ["/usr/bin/Xvfb", display, "-screen", "0", "\(Self.screenSize)x24", "-nolisten", "tcp"]
+        let command = getuid() == 0 ? ["/usr/bin/chrt", "-f", "5"] + xvfb : xvfb
+        process.executableURL = URL(fileURLWithPath: command[0])
+        process.arguments = Array(command.dropFirst())
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        self.xvfb = process
+        let socket = "/tmp/.X11-unix/X\(display.dropFirst())"
+        let deadline = Date().addingTimeInterval(Self.startTimeout)
+        while Date() < deadline && process.isRunning {
+            if FileManager.default.fileExists(atPath: socket) { return }
+            usleep(20_000)
+        }
+        throw RigError("Xvfb did not start again on \(display)")
+    }
+
     /// Kills the daemon as a crash would (SIGKILL): its clients see the connection drop.
     func killPulse() {
         pulse?.end(signal: SIGKILL)

@@ -24,25 +24,29 @@ final class DeviceSyncTests: XCTestCase {
         let offsets: [Double]
         let stats: [String: Any]
         let path: String
+        let result: Tools.Result
     }
 
     /// Records `seconds` of screen and microphone while the truth source feeds the pipe `rate`
     /// samples a second (labelled 48 kHz).
-    func record(seconds: Double, rate: Double = 48000, audio: String = "pulse:\(DeviceRig.microphone)") throws -> Run {
+    /// `arguments`: more for livemux; `whileRunning`: what happens to the devices meanwhile;
+    /// `gap`: about how many seconds of the recording have no microphone (fewer beeps expected).
+    static func record(on rig: DeviceRig, seconds: Double, rate: Double = 48000, audio: String = "pulse:\(DeviceRig.microphone)",
+                arguments: [String] = [], quiet: Bool = true, gap: Double = 0, whileRunning: ((Process) -> Void)? = nil) throws -> Run {
         let path = "\(rig.dir)/sync.flv", stats = "\(rig.dir)/sync.jsonl"
         try rig.startTruth(seconds: seconds + 3, rate: rate)
         let launched = LatencyTests.monotonicMilliseconds()
-        let r = try Tools.run(Tools.livemux, ["record", "-q", "-t", String(seconds), "--size", DeviceRig.screenSize, "--fps", "30",
+        let r = try Tools.run(Tools.livemux, ["record"] + (quiet ? ["-q"] : []) + ["-t", String(seconds), "--size", DeviceRig.screenSize, "--fps", "30",
                                               "--video", "x11grab:\(rig.display)", "--audio", audio,
-                                              "--stats", stats, "-o", path],
-                              environment: rig.environment, timeout: seconds + 30)
+                                              "--stats", stats, "-o", path] + arguments,
+                              environment: rig.environment, timeout: seconds + 30, whileRunning: whileRunning)
         let truth = rig.finishTruth()
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual(try Tools.decodeErrors(path), "")
         let frames = try DeviceSyncAnalysis.flashFrames(path)
         let onsets = try SyncAnalysis.beepOnsets(path, rate: 48000)
         XCTAssertGreaterThanOrEqual(frames.count, Int(seconds) - 2, "flashes: \(frames)")
-        XCTAssertGreaterThanOrEqual(onsets.count, Int(seconds) - 2, "beeps: \(onsets)")
+        XCTAssertGreaterThanOrEqual(onsets.count, Int(seconds - gap) - 2, "beeps: \(onsets)")
         // Each flash's instant from when the truth source's draws were done; a flash whose beep it
         // wrote late (a loaded machine) is left out.
         let start = try XCTUnwrap(truth.start, "the truth source's start")
@@ -54,7 +58,7 @@ final class DeviceSyncTests: XCTestCase {
         }
         XCTAssertGreaterThanOrEqual(kept.count, frames.count / 2, "flashes whose beep the truth source wrote on time: \(truth.flashes.map(\.beepLate))")
         let offsets = kept.map { f in ((onsets.min { abs($0 - f) < abs($1 - f) } ?? .infinity) - f) * 1000 }
-        return Run(offsets: offsets, stats: try XCTUnwrap(TimingTests.statsLines(stats).last), path: path)
+        return Run(offsets: offsets, stats: try XCTUnwrap(TimingTests.statsLines(stats).last), path: path, result: r)
     }
 
     /// Every beep within one frame of its flash and the mean within ±20 ms; no trend: the medians
@@ -62,7 +66,7 @@ final class DeviceSyncTests: XCTestCase {
     /// not the first frame that shows it, which a screen grab takes up to a frame later.
     func assertInSync(_ offsets: [Double], file: StaticString = #filePath, line: UInt = #line) {
         let description = offsets.map { String(format: "%.1f", $0) }.joined(separator: " ")
-        assertWithinAFrame(offsets, file: file, line: line)
+        Self.assertWithinAFrame(offsets, file: file, line: line)
         let mean = offsets.reduce(0, +) / Double(max(offsets.count, 1))
         XCTAssertLessThanOrEqual(abs(mean), 20, "mean beep − flash \(mean) ms: \(description)", file: file, line: line)
         let half = offsets.count / 2
@@ -71,7 +75,7 @@ final class DeviceSyncTests: XCTestCase {
         print("device sync: mean \(String(format: "%.1f", mean)) ms, halves \(String(format: "%.1f", trend)) ms apart, beep − flash \(description)")
     }
 
-    func assertWithinAFrame(_ offsets: [Double], file: StaticString = #filePath, line: UInt = #line) {
+    static func assertWithinAFrame(_ offsets: [Double], file: StaticString = #filePath, line: UInt = #line) {
         let description = offsets.map { String(format: "%.1f", $0) }.joined(separator: " ")
         for o in offsets {
             XCTAssertLessThanOrEqual(abs(o), Self.frame, "beep − flash (ms): \(description)", file: file, line: line)
@@ -82,13 +86,13 @@ final class DeviceSyncTests: XCTestCase {
     /// stepped: no correction, no frame dropped or repeated.
     func testScreenAndMicrophoneInSync() throws {
         let seconds = Self.seconds
-        let run = try record(seconds: seconds)
+        let run = try Self.record(on: rig, seconds: seconds)
         assertInSync(run.offsets)
         XCTAssertEqual(run.stats["drift_corrections"] as? Int, 0)
         let video = try XCTUnwrap(run.stats["video"] as? [String: Any])
         XCTAssertEqual(video["duplicated"] as? Int, 0)
         XCTAssertEqual(video["packets_out"] as? Int, Int(seconds * 30))
-        try assertNoGaps(run.path, frames: Int(seconds * 30))
+        try Self.assertNoGaps(run.path, frames: Int(seconds * 30))
         // --stats per device: both stamp on the wall clock (libavdevice), and arrive soon after.
         let devices = try XCTUnwrap(run.stats["devices"] as? [[String: Any]])
         XCTAssertEqual(devices.map { $0["name"] as? String }, ["x11grab:\(rig.display)", "pulse:\(DeviceRig.microphone)"])
@@ -103,9 +107,9 @@ final class DeviceSyncTests: XCTestCase {
     /// the master, drifts 5 ms a second from the screen; video follows in whole frames, and every
     /// beep stays within a frame of its flash.
     func testAFastMicrophoneIsFollowed() throws {
-        let run = try record(seconds: Self.seconds, rate: 48240)
+        let run = try Self.record(on: rig, seconds: Self.seconds, rate: 48240)
         let description = run.offsets.map { String(format: "%.1f", $0) }.joined(separator: " ")
-        assertWithinAFrame(run.offsets)
+        Self.assertWithinAFrame(run.offsets)
         XCTAssertGreaterThan(run.stats["drift_corrections"] as? Int ?? 0, 0, "drift corrections")
         XCTAssertEqual(run.stats["drift_ppm"] as? Double ?? 0, 5000, accuracy: 1000, "48240 Hz labelled 48000: +0.5%")
         print("device drift +0.5%: corrections \(run.stats["drift_corrections"] ?? "?"), drift \(run.stats["drift_ms"] ?? "?") ms, offsets \(description)")
@@ -114,7 +118,7 @@ final class DeviceSyncTests: XCTestCase {
     /// ALSA through PulseAudio's ALSA plugin (`alsa:pulse`, libasound2-plugins), recording the
     /// pipe: alsa's stamps (wall clock minus `snd_pcm_delay`) keep sync too.
     func testALSAThroughPulseInSync() throws {
-        let run = try record(seconds: Self.seconds, audio: "alsa:pulse")
+        let run = try Self.record(on: rig, seconds: Self.seconds, audio: "alsa:pulse")
         assertInSync(run.offsets)
         let devices = try XCTUnwrap(run.stats["devices"] as? [[String: Any]])
         XCTAssertEqual(devices.last?["name"] as? String, "alsa:pulse")
@@ -123,7 +127,7 @@ final class DeviceSyncTests: XCTestCase {
 
     /// Every slot of the video grid holds a frame: none dropped and none left empty, read back
     /// with ffprobe.
-    func assertNoGaps(_ path: String, frames: Int, file: StaticString = #filePath, line: UInt = #line) throws {
+    static func assertNoGaps(_ path: String, frames: Int, file: StaticString = #filePath, line: UInt = #line) throws {
         let r = try Tools.run("ffprobe", ["-v", "error", "-select_streams", "v", "-show_entries", "packet=pts",
                                           "-of", "csv=p=0", path])
         let pts = r.stdoutText.split(separator: "\n").compactMap { Int($0) }

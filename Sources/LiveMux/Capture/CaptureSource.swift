@@ -1,3 +1,4 @@
+import Foundation
 import FFmpeg
 
 /// One opened input and the thread that reads it: demux and decode (or read a lavfi graph), put
@@ -19,7 +20,10 @@ final class CaptureSource: @unchecked Sendable {
         case demuxer(InputDevice)
         case filterGraph(FilterGraph)
     }
-    private let input: Input
+    /// Replaced only when a live device that failed is opened again (by the capture thread, under
+    /// `inputLock`, which `interrupt()` takes too).
+    private var input: Input
+    private let inputLock = NSLock()
     /// A wanted stream (a demuxer's stream or a graph's output).
     private struct Route {
         let kind: StreamKind
@@ -42,18 +46,30 @@ final class CaptureSource: @unchecked Sendable {
     private var frameGrid: FrameGrid?
     private var paceStart: Int64 = 0
     private var lastTime: [StreamKind: Int64] = [:]
+    /// A live device that fails is opened again with these options (`DeviceOutage`); meanwhile
+    /// `fill` keeps its streams going.
+    private let openOptions: [(String, String)]
+    private let reopening: DeviceReopening
+    private let report: @Sendable (String) -> Void
+    private var fill: DeviceFill
+    /// When a device that was reopened failed (µs): its first frame fills the gap before it.
+    private var returning: Int64?
 
     /// Opens the input and the decoders for the wanted streams; throws if one is missing.
     /// `frameRate`: the recording's frame rate (`--fps`), which a screen grab is asked for.
-    init(spec: SourceSpec, video wantVideo: Bool, audio wantAudio: Bool, realtime: Bool, frameRate: FrameRate?) throws {
+    /// `reopening`, `report`: what a live device that fails gets, and where its warning goes.
+    init(spec: SourceSpec, video wantVideo: Bool, audio wantAudio: Bool, realtime: Bool, frameRate: FrameRate?,
+         reopening: DeviceReopening = DeviceReopening(), report: @escaping @Sendable (String) -> Void = { _ in }) throws {
         self.spec = spec
+        self.reopening = reopening
+        self.report = report
+        openOptions = DeviceDefaults.options(for: spec, frameRate: frameRate).sorted { $0.key < $1.key }
         do {
             // The lavfi device's own options (graph_file, dumpgraph) still need the device.
             if spec.format == FilterGraph.formatName && spec.options.isEmpty {
                 input = .filterGraph(try FilterGraph(description: spec.url))
             } else {
-                input = .demuxer(try InputDevice(format: spec.format, url: spec.url,
-                                                 options: DeviceDefaults.options(for: spec, frameRate: frameRate).sorted { $0.key < $1.key }))
+                input = .demuxer(try InputDevice(format: spec.format, url: spec.url, options: openOptions))
             }
         } catch let error as FFmpegError {
             throw ExplainedError("cannot open input '\(spec.description)': \(error.message)"
@@ -64,22 +80,15 @@ final class CaptureSource: @unchecked Sendable {
         } catch let problem as FilterGraph.Problem {
             throw LiveMuxError.input("cannot use '\(spec.description)' as a source: \(problem)")
         }
-        for (want, kind) in [(wantVideo, StreamKind.video), (wantAudio, StreamKind.audio)] where want {
-            let type: MediaType = kind == .video ? .video : .audio
-            let route: (Int, Route)?
-            switch input {
-            case .demuxer(let device):
-                route = try device.bestStream(type).map {
-                    ($0.index, Route(kind: kind, timeBase: $0.timeBase, decoder: try Decoder(parameters: $0.parameters, timeBase: $0.timeBase)))
-                }
-            case .filterGraph(let graph):
-                route = graph.firstOutput(type).map { ($0.index, Route(kind: kind, timeBase: $0.timeBase, decoder: nil)) }
+        let kinds = [(wantVideo, StreamKind.video), (wantAudio, StreamKind.audio)].filter(\.0).map(\.1)
+        switch input {
+        case .demuxer(let device):
+            routes = try Self.routes(device, kinds, spec)
+        case .filterGraph(let graph):
+            for kind in kinds {
+                guard let output = graph.firstOutput(kind == .video ? .video : .audio) else { throw Self.missing(kind, spec) }
+                routes[output.index] = Route(kind: kind, timeBase: output.timeBase, decoder: nil)
             }
-            guard let (index, r) = route else {
-                throw LiveMuxError.input("input '\(spec.description)' has no \(kind.rawValue) stream"
-                                         + " (use --no-\(kind.rawValue) or give a --\(kind.rawValue) source)")
-            }
-            routes[index] = r
         }
         let wanted = routes
         let chosen = { (kind: StreamKind) in wanted.first { $0.value.kind == kind }?.key }
@@ -95,9 +104,33 @@ final class CaptureSource: @unchecked Sendable {
         }
         paced = realtime && !isLive
         deviceStatus = isLive ? DeviceStatus(name: spec.description) : nil
-        if isLive, case .demuxer(let device) = input, let stream = device.bestStream(.video), routes[stream.index] != nil {
-            frameGrid = FrameGrid(framesPerSecond: stream.baseFrameRate.doubleValue, counting: device.formatName == "x11grab")
+        if isLive, case .demuxer(let device) = input { frameGrid = Self.grid(device, routes) }
+        // A gap is filled at the device's rate (as its grid, from avg_frame_rate when need be).
+        let rate = format.frameRate.doubleValue > 0 ? format.frameRate : format.averageFrameRate
+        fill = DeviceFill(framesPerSecond: rate.doubleValue)
+    }
+
+    /// A decoder for each wanted stream of a device, by stream index.
+    private static func routes(_ device: InputDevice, _ kinds: [StreamKind], _ spec: SourceSpec) throws -> [Int: Route] {
+        var routes: [Int: Route] = [:]
+        for kind in kinds {
+            guard let stream = device.bestStream(kind == .video ? .video : .audio) else { throw missing(kind, spec) }
+            routes[stream.index] = Route(kind: kind, timeBase: stream.timeBase,
+                                         decoder: try Decoder(parameters: stream.parameters, timeBase: stream.timeBase))
         }
+        return routes
+    }
+
+    private static func missing(_ kind: StreamKind, _ spec: SourceSpec) -> LiveMuxError {
+        .input("input '\(spec.description)' has no \(kind.rawValue) stream (use --no-\(kind.rawValue) or give a --\(kind.rawValue) source)")
+    }
+
+    /// A live video device's frame grid, when its video is wanted.
+    private static func grid(_ device: InputDevice, _ routes: [Int: Route]) -> FrameGrid? {
+        guard let stream = device.bestStream(.video), routes[stream.index] != nil else { return nil }
+        // Devices are not probed, so r_frame_rate is unset for most (x11grab): then avg_frame_rate.
+        let rate = stream.baseFrameRate.doubleValue > 0 ? stream.baseFrameRate : stream.averageFrameRate
+        return FrameGrid(framesPerSecond: rate.doubleValue, counting: device.formatName == "x11grab")
     }
 
     /// A camera, screen or microphone: it runs at its own pace, on the wall clock.
@@ -121,6 +154,8 @@ final class CaptureSource: @unchecked Sendable {
 
     /// Makes a blocked read return (any thread). A filter graph never blocks.
     func interrupt() {
+        inputLock.lock()
+        defer { inputLock.unlock() }
         if case .demuxer(let device) = input { device.interrupt() }
     }
 
@@ -135,10 +170,24 @@ final class CaptureSource: @unchecked Sendable {
                 guard let route = routes[index] else { continue }
                 if try !deliver(frame, route, stop) { break }
             }
-        case .demuxer(let device):
+        case .demuxer(var device):
             let packet = try Packet()
             reading: while !stop.isRequested {
-                guard try device.read(into: packet) else { break }
+                // A live device that fails or ends is ridden out (filled, reopened): the recording goes on.
+                var problem: String?
+                do {
+                    if try !device.read(into: packet) {
+                        guard isLive, !stop.isRequested else { break reading }
+                        problem = "it ended"
+                    }
+                } catch let error as FFmpegError where isLive && !stop.isRequested {
+                    problem = error.message
+                }
+                if let problem {
+                    guard let back = try rejoin(after: problem, stop: stop) else { break reading }
+                    device = back
+                    continue
+                }
                 guard let route = routes[packet.streamIndex], let decoder = route.decoder else { continue }
                 try decoder.send(packet)
                 if try !deliverDecoded(route, decoder, frame, stop) { break reading }
@@ -153,6 +202,46 @@ final class CaptureSource: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// The device failed: fills its streams and opens it again (`DeviceOutage`); the device once
+    /// it is back, nil when the recording stopped or is complete meanwhile. Throws at the timeout.
+    private func rejoin(after problem: String, stop: StopSignal) throws -> InputDevice? {
+        let name = Self.masked(spec)
+        let outage = DeviceOutage(name: name, policy: reopening, stop: stop)
+        deviceStatus?.failed()
+        let filling = [video.map { _ in "its last frame" }, audio.map { _ in "silence" }].compactMap { $0 }.joined(separator: " and ")
+        report("device '\(name)' failed (\(problem)); recording \(filling) in its place while it is reopened"
+               + " (for up to \(DeviceOutage.seconds(reopening.timeout)) s: --device-timeout)")
+        let (spec, options) = (self.spec, openOptions)
+        guard let device = try outage.rideOut(problem: problem, fill: { try fillGap(upTo: $0) }, open: {
+            try InputDevice(format: spec.format, url: spec.url, options: options)
+        }) else { return nil }
+        routes = try Self.routes(device, streamKinds, spec)
+        inputLock.lock()
+        input = .demuxer(device)
+        inputLock.unlock()
+        if stop.isRequested { device.interrupt() }
+        deviceClock = DeviceClock()
+        frameGrid = Self.grid(device, routes)
+        returning = outage.failed
+        deviceStatus?.reopened()
+        return device
+    }
+
+    /// Fills this device's streams up to `time` (µs on the capture clock); false once the
+    /// encoders want no more.
+    private func fillGap(upTo time: Int64) throws -> Bool {
+        let more = try fill.fill(upTo: time, audio: audio, video: video)
+        deviceStatus?.filled(seconds: fill.filledSeconds, frames: fill.filledFrames)
+        return more
+    }
+
+    /// A source as messages name it: credentials in its URL masked.
+    static func masked(_ spec: SourceSpec) -> String {
+        var s = spec
+        s.url = maskedURL(spec.url)
+        return s.description
     }
 
     private var encodersDone: Bool {
@@ -210,9 +299,31 @@ final class CaptureSource: @unchecked Sendable {
                 captured = due
             }
         }
+        var delivered = frame
+        if isLive {
+            if let failed = returning {
+                // A reopened device's first frame: the gap before it is filled first.
+                returning = nil
+                let away = Double(now - failed) / 1_000_000
+                deviceStatus?.back(after: away)
+                report("device '\(Self.masked(spec))' is back after \(String(format: "%.1f", away)) s")
+                guard try fillGap(upTo: time) else { return false }
+            }
+            if route.kind == .audio {
+                guard let (rest, at) = try fill.admit(audio: frame, at: time) else { return true }
+                (delivered, time) = (rest, at)
+                captured = min(time, now)
+            }
+        }
         switch route.kind {
-        case .video: _ = try video?.consume(frame, at: time, capturedAt: captured)
-        case .audio: _ = try audio?.consume(frame, at: time, capturedAt: captured)
+        case .video: _ = try video?.consume(delivered, at: time, capturedAt: captured)
+        case .audio: _ = try audio?.consume(delivered, at: time, capturedAt: captured)
+        }
+        if isLive {
+            switch route.kind {
+            case .video: try fill.delivered(video: delivered, at: time)
+            case .audio: fill.delivered(audio: delivered, at: time)
+            }
         }
         return !encodersDone
     }

@@ -10,6 +10,8 @@ final class DeviceStatus: @unchecked Sendable {
     private var clock: DeviceClock.Source?
     /// Arrival − capture time (µs), smoothed over ~32 frames.
     private var delay: Double?
+    private var failures = 0, reopenings = 0
+    private var away = 0.0, filledSeconds = 0.0, filledFrames = 0
 
     init(name: String) { self.name = name }
 
@@ -21,10 +23,27 @@ final class DeviceStatus: @unchecked Sendable {
         lock.unlock()
     }
 
+    /// It failed mid-recording (a read error, its end, its daemon gone).
+    func failed() { locked { failures += 1 } }
+    /// It was opened again after a failure.
+    func reopened() { locked { reopenings += 1 } }
+    /// Its first frame after a failure came `seconds` after the failure.
+    func back(after seconds: Double) { locked { away += seconds } }
+    /// Its gaps so far: seconds of silence and repeated video frames (totals).
+    func filled(seconds: Double, frames: Int) { locked { (filledSeconds, filledFrames) = (seconds, frames) } }
+
+    private func locked(_ body: () -> Void) {
+        lock.lock()
+        body()
+        lock.unlock()
+    }
+
     var snapshot: DeviceSnapshot {
         lock.lock()
         defer { lock.unlock() }
-        return DeviceSnapshot(name: name, clock: clock?.rawValue ?? "none yet", delayMs: (delay ?? 0) / 1000)
+        return DeviceSnapshot(name: name, clock: clock?.rawValue ?? "none yet", delayMs: (delay ?? 0) / 1000,
+                              failures: failures, reopenings: reopenings, awaySeconds: away,
+                              audioFilledSeconds: filledSeconds, videoFilledFrames: filledFrames)
     }
 }
 
@@ -36,4 +55,10 @@ public struct DeviceSnapshot: Sendable, Equatable {
     public var clock: String
     /// How long after its stamp a frame arrives (ms, smoothed).
     public var delayMs: Double
+    /// Times it failed mid-recording, and was opened again.
+    public var failures = 0, reopenings = 0
+    /// Seconds from its failures to its first frames after them (total).
+    public var awaySeconds = 0.0
+    /// Seconds of silence and repeated video frames that filled its gaps.
+    public var audioFilledSeconds = 0.0, videoFilledFrames = 0
 }

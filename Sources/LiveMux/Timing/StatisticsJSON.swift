@@ -31,7 +31,11 @@ extension StatisticsSnapshot {
             "drift_ms": Self.rounded(driftMs),
             "drift_corrections": driftCorrections,
             "drift_ppm": Self.rounded(driftPPM),
-            "devices": devices.map { ["name": $0.name, "clock": $0.clock, "delay_ms": Self.rounded($0.delayMs)] as [String: Any] },
+            "devices": devices.map {
+                ["name": $0.name, "clock": $0.clock, "delay_ms": Self.rounded($0.delayMs), "failures": $0.failures,
+                 "reopenings": $0.reopenings, "away_s": Self.rounded($0.awaySeconds),
+                 "audio_filled_s": Self.rounded($0.audioFilledSeconds), "video_filled_frames": $0.videoFilledFrames] as [String: Any]
+            },
             "latency_ms": ["p50": ms(latency.percentile(0.5)), "p95": ms(latency.percentile(0.95)),
                            "p99": ms(latency.percentile(0.99)), "max": ms(latency.maximum)],
             "latency_packets": latency.count,

@@ -1,0 +1,16 @@
+/// What a live device that fails mid-recording (a read error, its end, its daemon gone) gets: its
+/// streams are filled (`DeviceFill`) while it is opened again with backoff; one warning names it.
+/// Only when it stays away longer than `timeout` (`--device-timeout`) does the recording end.
+public struct DeviceReopening: Sendable {
+    /// Seconds a device may stay away; 0 ends the recording at its first failure.
+    public var timeout: Double = 30
+    /// Waits between attempts: 0.25 s doubling up to 2 s, so a device that is back is picked up
+    /// within about 2 s (attempts are bounded by `timeout`, not counted).
+    public var backoff = ReconnectPolicy(firstDelay: 0.25, maxDelay: 2, attempts: .max)
+    /// Fills stay this far (µs) behind the clock: a reopened pulse stream stamps its first packets
+    /// up to a buffer before they arrive, and real audio beats silence.
+    public var fillLag: Int64 = 200_000
+    /// How often (µs) an absent device's streams are filled.
+    public var fillInterval: Int64 = 50_000
+    public init(timeout: Double = 30) { self.timeout = timeout }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import XCTest
+
+/// `livemux devices` against the device rig: its private PulseAudio daemon's pipe source and
+/// null sink monitor, and its X display, are listed; without a daemon pulse says why.
+final class DevicesCommandTests: XCTestCase {
+    func testTheRigsDevicesAreListed() throws {
+        let rig = try DeviceRig()
+        defer { rig.stop() }
+        let r = try Tools.run(Tools.livemux, ["devices", "--json"], environment: rig.environment, timeout: 30)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: r.stdout) as? [String: [String: Any]], r.stdoutText)
+        let names = { (format: String) in ((object[format]?["sources"] as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String } }
+        XCTAssertTrue(names("pulse").contains(DeviceRig.microphone), r.stdoutText)
+        XCTAssertTrue(names("pulse").contains(DeviceRig.sinkMonitor), r.stdoutText)
+        let pulse = (object["pulse"]?["sources"] as? [[String: Any]]) ?? []
+        XCTAssertEqual(pulse.first { $0["default"] as? Bool == true }?["name"] as? String, DeviceRig.microphone, "the rig's default source")
+        XCTAssertTrue(names("x11grab").contains(rig.display), r.stdoutText)
+        XCTAssertNotNil(object["alsa"]); XCTAssertNotNil(object["v4l2"])
+        let text = try Tools.run(Tools.livemux, ["devices"], environment: rig.environment, timeout: 30)
+        XCTAssertEqual(text.status, 0)
+        XCTAssertTrue(text.stdoutText.contains("pulse (--audio pulse:NAME)\n"), text.stdoutText)
+        XCTAssertTrue(text.stdoutText.contains("  \(DeviceRig.microphone) "), text.stdoutText)
+        // The daemon gone: pulse lists nothing and says why; the command still succeeds.
+        rig.killPulse()
+        let gone = try Tools.run(Tools.livemux, ["devices", "--json"], environment: rig.environment, timeout: 30)
+        XCTAssertEqual(gone.status, 0, gone.stderr)
+        let after = try XCTUnwrap(try JSONSerialization.jsonObject(with: gone.stdout) as? [String: [String: Any]])
+        XCTAssertNotNil(after["pulse"]?["problem"] as? String, gone.stdoutText)
+    }
+
+    func testAnUnknownOptionIsAUsageError() throws {
+        let r = try Tools.livemux(["devices", "--bogus"])
+        XCTAssertEqual(r.status, 64)
+        XCTAssertTrue(r.stderr.hasPrefix("error: unknown option '--bogus' for devices"), r.stderr)
+    }
+}
