@@ -72,8 +72,12 @@ public final class Pipeline: @unchecked Sendable {
         session = try MuxSession(queue: queue, outputs: outputs, streams: streams, streamingASFPacketSize: MuxSession.liveASFPacketSize,
                                  statistics: statistics, adaptive: adaptive, report: report)
         // Video encodes on a thread of its own, overlapping capture; audio is cheap enough to
-        // encode on its capture thread.
-        let videoConsumer = video.map { EncoderThread($0, name: "livemux-encode-video") }
+        // encode on its capture thread. A live screen or camera is never kept waiting by a slow
+        // frame's encode: a grab that waits is taken late, and shows a later instant than its slot.
+        let liveVideo = sources.contains { $0.isLive && $0.streamKinds.contains(.video) }
+        let videoConsumer = video.map {
+            EncoderThread($0, name: "livemux-encode-video", capacity: liveVideo ? Self.liveVideoQueueFrames : 1)
+        }
         for source in sources {
             let ks = source.streamKinds
             source.attach(video: ks.contains(.video) ? videoConsumer : nil, audio: ks.contains(.audio) ? audio : nil)
@@ -84,6 +88,10 @@ public final class Pipeline: @unchecked Sendable {
         self.adaptive = adaptive
         videoBitRate = wantVideo ? config.video.bitRate : 0
     }
+
+    /// Frames a live video device may get ahead of its encoder (a quarter second at 30 fps; at
+    /// most 8 MB each, at 1080p).
+    static let liveVideoQueueFrames = 8
 
     /// What the kernel may hold for a TCP output: a quarter second of the configured streams
     /// (Linux doubles it), so a link slower than the stream shows within about half a second.

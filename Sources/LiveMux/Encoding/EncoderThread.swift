@@ -46,8 +46,9 @@ final class EncoderThread: FrameConsumer, @unchecked Sendable {
         if closed { return false }
         frames.append((reference, time, wallTime))
         condition.broadcast()
-        // Return once the encoder has taken the frame: capture then makes the next frame while
-        // this one encodes, and never more than one frame waits (each is 1.4 MB at 720p).
+        // Return once there is room again: with one place (a source that can wait), once the
+        // encoder has taken the frame, so capture makes the next frame while this one encodes and
+        // never more than one frame waits (each is 1.4 MB at 720p).
         while frames.count >= capacity && !closed { condition.wait() }
         return true
     }
