@@ -17,9 +17,9 @@ import Foundation
 /// (following it once moved video 200 ms late by dropping 6 frames).
 ///
 /// The video encoder shifts its frames by a correction that follows the drift in whole frame
-/// steps once the drift is more than 0.6 of a frame away from it (the integrated rate is smooth:
-/// a tenth of a frame of hysteresis covers its noise), at most one step every `minimumSpacing`
-/// frames: a step forward leaves an empty slot, which the encoder fills by duplicating a frame; a
+/// steps once the drift is more than half a frame away from it, so the error stays within half a
+/// frame either way (after a step the gap is at the other edge, and only the integrated rate, which
+/// is smooth, can bring it back), at most one step every `minimumSpacing` frames: a step forward leaves an empty slot, which the encoder fills by duplicating a frame; a
 /// step back puts two frames on one slot, and the second is dropped.
 ///
 /// Locking: `lock` guards every field; the audio and video encoders may run on different threads.
@@ -43,7 +43,7 @@ final class ClockDrift: @unchecked Sendable {
     /// Video frames since the last step.
     private var framesSinceStep = Int.max
     /// How far (in frames) the drift goes from the correction before the correction steps.
-    static let stepAt = 0.6
+    static let stepAt = 0.5
     /// 15 frames (0.5 s at 30 fps) follow drifts up to ~6%; a crystal is off by far less.
     static let minimumSpacing = 15
     /// Seconds of medians the rate is estimated from…
