@@ -19,8 +19,9 @@ import Foundation
 /// The video encoder shifts its frames by a correction that follows the drift in whole frame
 /// steps once the drift is more than half a frame away from it, so the error stays within half a
 /// frame either way (after a step the gap is at the other edge, and only the integrated rate, which
-/// is smooth, can bring it back), at most one step every `minimumSpacing` frames: a step forward leaves an empty slot, which the encoder fills by duplicating a frame; a
-/// step back puts two frames on one slot, and the second is dropped.
+/// is smooth, can bring it back), at most one step every `minimumSpacing` frames: a step forward
+/// leaves an empty slot, which the encoder fills by duplicating a frame; a step back puts two
+/// frames on one slot, and the second is dropped.
 ///
 /// Locking: `lock` guards every field; the audio and video encoders may run on different threads.
 final class ClockDrift: @unchecked Sendable {
