@@ -21,6 +21,15 @@ final class DevicesCommandTests: XCTestCase {
         XCTAssertEqual(text.status, 0)
         XCTAssertTrue(text.stdoutText.contains("pulse (--audio pulse:NAME)\n"), text.stdoutText)
         XCTAssertTrue(text.stdoutText.contains("  \(DeviceRig.microphone) "), text.stdoutText)
+        // A source that is not there: the error says which ones are, and nothing is written.
+        let out = NSTemporaryDirectory() + "livemux-nosuch-\(getpid()).asf"
+        let wrong = try Tools.run(Tools.livemux, ["record", "--audio", "pulse:nosuch", "--no-video", "-t", "1", "-o", out],
+                                  environment: rig.environment, timeout: 30)
+        XCTAssertEqual(wrong.status, 1, wrong.stderr)
+        XCTAssertTrue(wrong.stderr.hasPrefix("error: cannot open input 'pulse:nosuch'"), wrong.stderr)
+        XCTAssertTrue(wrong.stderr.contains("pulse offers ") && wrong.stderr.contains(DeviceRig.microphone), wrong.stderr)
+        XCTAssertEqual(wrong.stderr.split(separator: "\n").count, 1, wrong.stderr)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: out), "no file left behind")
         // The daemon gone: pulse lists nothing and says why; the command still succeeds.
         rig.killPulse()
         let gone = try Tools.run(Tools.livemux, ["devices", "--json"], environment: rig.environment, timeout: 30)
