@@ -96,13 +96,17 @@ public final class OutputContainer: @unchecked Sendable {
 
     /// Writes one packet to stream `stream` with these timestamps, in that stream's time base
     /// (`av_write_frame`: the caller interleaves). The bytes may be empty: ASF emits only whole
-    /// packets. The packet is left as it was (av_write_frame takes its own reference to the
-    /// payload), so several containers can write the same packet without copies of it.
+    /// packets. The packet is left as it was, so several containers can write the same packet
+    /// without copies of it.
     public func write(_ packet: Packet, stream: Int, pts: Int64, dts: Int64, duration: Int64) throws -> MuxedBytes {
         let p = packet.pointer
-        let saved = (p.pointee.pts, p.pointee.dts, p.pointee.duration, p.pointee.stream_index)
-        defer { (p.pointee.pts, p.pointee.dts, p.pointee.duration, p.pointee.stream_index) = saved }
+        let saved = (p.pointee.pts, p.pointee.dts, p.pointee.duration, p.pointee.stream_index, p.pointee.buf)
+        defer { (p.pointee.pts, p.pointee.dts, p.pointee.duration, p.pointee.stream_index, p.pointee.buf) = saved }
         (p.pointee.pts, p.pointee.dts, p.pointee.duration, p.pointee.stream_index) = (pts, dts, duration, Int32(stream))
+        // Without `buf`, av_write_frame borrows the payload for the call instead of taking a
+        // reference (an allocation and two atomic counts on memory the reader thread owns).
+        // ASF and FLV copy what they write, and no bitstream filter runs on our packets.
+        p.pointee.buf = nil
         return try collect { ctx in try check(av_write_frame(ctx, p), "av_write_frame") }
     }
 

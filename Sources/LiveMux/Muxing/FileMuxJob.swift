@@ -35,7 +35,7 @@ public final class FileMuxJob: @unchecked Sendable {
     /// playable, but not what the input held.
     static let tolerableDropShare = 0.01
     /// Unpaced, the mux thread takes this many packets per wake (see `MuxQueue`).
-    static let readBatch = 32
+    static let readBatch = 128
     /// Packets kept to read into again (see `PacketPool`): more than the queue and a batch hold.
     static let recycledPackets = 512
 
@@ -97,7 +97,7 @@ public final class FileMuxJob: @unchecked Sendable {
             return nil
         }
         // Unpaced, files are read as fast as they go: the mux thread takes packets in batches of
-        // 32 and hands them back to be read into again. Paced, every packet is live.
+        // 128 and hands them back to be read into again. Paced, every packet is live.
         muxer = try Muxer(video: videoDescription, audio: audioDescription, route: nil, outputs: c.outputs,
                           queueCapacity: Muxer.defaultQueueCapacity, singleProducer: readers.count == 1,
                           wakeBatch: realtime ? 1 : Self.readBatch,

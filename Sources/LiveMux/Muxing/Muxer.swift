@@ -40,7 +40,7 @@ public final class Muxer: @unchecked Sendable {
     /// Packets that may wait for the other stream's parameters before that is an error.
     static let pendingLimit = 4096
     /// Packets per queue push with one producer reading files (`pushBatch`).
-    static let fileReadingBatch = 16
+    static let fileReadingBatch = 64
     /// Packets each stream may queue by default before `add…` waits for the mux thread.
     public static let defaultQueueCapacity = 256
     private var videoParameters: CodecParameters?
