@@ -105,7 +105,7 @@ public final class OutputContainer: @unchecked Sendable {
         (p.pointee.pts, p.pointee.dts, p.pointee.duration, p.pointee.stream_index) = (pts, dts, duration, Int32(stream))
         // Without `buf`, av_write_frame borrows the payload for the call instead of taking a
         // reference (an allocation and two atomic counts on memory the reader thread owns).
-        // ASF and FLV copy what they write, and no bitstream filter runs on our packets.
+        // ASF and FLV copy what they write; a bitstream filter a muxer adds copies it first.
         p.pointee.buf = nil
         return try collect { ctx in try check(av_write_frame(ctx, p), "av_write_frame") }
     }
