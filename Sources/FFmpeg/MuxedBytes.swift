@@ -8,8 +8,10 @@ public final class MuxedBytes: @unchecked Sendable {
     private let pool: MuxBufferPool?
     public let count: Int
 
-    /// No bytes (an ASF packet still filling).
-    init() {
+    /// No bytes (an ASF packet still filling): one object for all, not one per packet.
+    static let empty = MuxedBytes()
+
+    private init() {
         base = nil
         capacity = 0
         pool = nil

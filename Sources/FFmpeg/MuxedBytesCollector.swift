@@ -33,7 +33,7 @@ final class MuxedBytesCollector {
 
     /// What was appended since the last `take`, as one chunk of bytes.
     func take() -> MuxedBytes {
-        guard let b = base, count > 0 else { return MuxedBytes() }
+        guard let b = base, count > 0 else { return MuxedBytes.empty }
         defer { (base, capacity, count) = (nil, 0, 0) }
         return MuxedBytes(taking: b, capacity: capacity, count: count, pool: pool)
     }

@@ -33,6 +33,14 @@ final class Statistics: @unchecked Sendable {
             $0.bytes += bytes
         }
     }
+    /// A packet taken in as it was already encoded (`Muxer`): one count of it in and out.
+    func countPassedThrough(_ s: StreamKind, bytes: Int) {
+        updateStream(s) {
+            $0.framesIn += 1
+            $0.packetsOut += 1
+            $0.bytes += bytes
+        }
+    }
     func countDuplicated(_ s: StreamKind) { updateStream(s) { $0.duplicated += 1 } }
     func countTimestampRepair(_ s: StreamKind) { updateStream(s) { $0.timestampRepairs += 1 } }
     func recordLatency(_ microseconds: Int64) { updateOutputs { $0.latency.add(microseconds) } }

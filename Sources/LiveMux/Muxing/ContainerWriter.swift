@@ -62,7 +62,7 @@ final class ContainerWriter: @unchecked Sendable {
     /// dropped because it would make DTS go backwards.
     func write(_ p: EncodedPacket) throws -> Chunk? {
         guard let index = streamIndex[p.stream], let tb = outputTimeBase[p.stream] else { return nil }
-        var dts = Timestamp.rescale(p.packet.dts, from: p.timeBase, to: tb)
+        var dts = Timestamp.rescale(p.dts, from: p.timeBase, to: tb)
         var pts = Timestamp.rescale(p.packet.pts, from: p.timeBase, to: tb)
         if let last = lastDTS[p.stream], dts <= last {
             // Rounding into milliseconds can make neighbours equal; keep DTS strictly increasing.

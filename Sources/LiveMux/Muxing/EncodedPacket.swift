@@ -16,7 +16,18 @@ struct EncodedPacket: @unchecked Sendable {
     /// for packets from outside (`Muxer`, `FileMuxJob`). Only a producer that stamps its packets
     /// itself can promise: a broken promise could let a later packet out first.
     var nextDTSAtLeast: Int64? = nil
+    /// The packet's DTS, read once here: the interleaver compares it several times on another
+    /// thread, where each read of the AVPacket would be a cache miss.
+    let dts: Int64
 
-    var dts: Int64 { packet.dts }
+    init(stream: StreamKind, packet: Packet, timeBase: Rational, captureTime: Int64 = 0, nextDTSAtLeast: Int64? = nil) {
+        self.stream = stream
+        self.packet = packet
+        self.timeBase = timeBase
+        self.captureTime = captureTime
+        self.nextDTSAtLeast = nextDTSAtLeast
+        dts = packet.dts
+    }
+
     var isKeyframe: Bool { packet.isKeyframe }
 }

@@ -13,7 +13,8 @@ import FFmpeg
 struct Interleaver {
     /// Taken packets at the front of a stream's array before it is compacted.
     static let compactionThreshold = 64
-    private var pending = PerStream<[EncodedPacket]>(repeating: [])
+    /// Each stream's packets; the ones before `heads` were taken (moved out: no reference counts).
+    private var pending = PerStream<[EncodedPacket?]>(repeating: [])
     private var heads = PerStream(repeating: 0)
     private var hasEnded = PerStream(repeating: false)
     /// The promise that came with each stream's last packet pushed (DTS in its time base).
@@ -36,7 +37,18 @@ struct Interleaver {
 
     func count(_ stream: StreamKind) -> Int { pending[stream].count - heads[stream] }
 
-    mutating func push(_ packet: EncodedPacket) {
+    // Loops, not closures: a closure that captures `self` copies the whole interleaver.
+
+    /// Whether some stream has `limit` packets queued or more.
+    func anyCount(atLeast limit: Int) -> Bool {
+        for s in streams where count(s) >= limit { return true }
+        return false
+    }
+
+    /// Whether every stream has `limit` packets queued or fewer.
+    func everyCount(atMost limit: Int) -> Bool { !anyCount(atLeast: limit + 1) }
+
+    mutating func push(_ packet: consuming EncodedPacket) {
         if let promise = nextAtLeast[packet.stream],
            Timestamp.compare(packet.dts, packet.timeBase, promise.dts, promise.timeBase) < 0 {
             brokenPromises += 1
@@ -45,7 +57,8 @@ struct Interleaver {
             }
         }
         nextAtLeast[packet.stream] = packet.nextDTSAtLeast.map { ($0, packet.timeBase) }
-        pending[packet.stream].append(packet)
+        let stream = packet.stream
+        pending[stream].append(packet)
     }
 
     mutating func end(_ stream: StreamKind) { hasEnded[stream] = true }
@@ -53,7 +66,10 @@ struct Interleaver {
     func ended(_ stream: StreamKind) -> Bool { hasEnded[stream] }
 
     /// True when every stream has ended and nothing is left.
-    var isFinished: Bool { streams.allSatisfy { hasEnded[$0] && count($0) == 0 } }
+    var isFinished: Bool {
+        for s in streams where !hasEnded[s] || count(s) > 0 { return false }
+        return true
+    }
 
     /// The next packet in DTS order, or nil when a stream that has not ended has nothing queued
     /// and its next packet could still come first (no promise, or a promise at or before the best
@@ -65,7 +81,7 @@ struct Interleaver {
         for s in streams {
             let dts: Int64, timeBase: Rational, queued: Bool
             if count(s) > 0 {
-                let head = pending[s][heads[s]]
+                let head = pending[s][heads[s]]!
                 (dts, timeBase, queued) = (head.dts, head.timeBase, true)
             } else if hasEnded[s] || force {
                 continue
@@ -79,7 +95,7 @@ struct Interleaver {
         }
         // A promise first: that stream's next packet may still be the one to go.
         guard let chosen = best, chosen.queued else { return nil }
-        let packet = pending[chosen.stream][heads[chosen.stream]]
+        let packet = pending[chosen.stream][heads[chosen.stream]].take()
         take(chosen.stream)
         return packet
     }

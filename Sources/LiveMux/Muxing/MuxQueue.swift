@@ -36,7 +36,7 @@ final class MuxQueue: @unchecked Sendable {
 
     /// Queues a packet, waiting while its stream's queue is full. False once cancelled.
     @discardableResult
-    func push(_ packet: EncodedPacket) -> Bool {
+    func push(_ packet: consuming EncodedPacket) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         while !cancelled && interleaver.count(packet.stream) >= capacity {
@@ -45,10 +45,11 @@ final class MuxQueue: @unchecked Sendable {
             producersWaiting -= 1
         }
         if cancelled { return false }
+        let stream = packet.stream
         interleaver.push(packet)
         if consumerWaiting {
             pushedWhileWaiting += 1
-            if pushedWhileWaiting >= wakeBatch || interleaver.count(packet.stream) >= capacity { condition.broadcast() }
+            if pushedWhileWaiting >= wakeBatch || interleaver.count(stream) >= capacity { condition.broadcast() }
         }
         return true
     }
@@ -62,12 +63,11 @@ final class MuxQueue: @unchecked Sendable {
         defer { condition.unlock() }
         if cancelled { return false }
         for p in packets { interleaver.push(p) }
-        let full = { self.interleaver.streams.contains { self.interleaver.count($0) >= self.capacity } }
         if consumerWaiting {
             pushedWhileWaiting += packets.count
-            if pushedWhileWaiting >= wakeBatch || full() { condition.broadcast() }
+            if pushedWhileWaiting >= wakeBatch || interleaver.anyCount(atLeast: capacity) { condition.broadcast() }
         }
-        while !cancelled && full() {
+        while !cancelled && interleaver.anyCount(atLeast: capacity) {
             producersWaiting += 1
             condition.wait()
             producersWaiting -= 1
@@ -99,7 +99,7 @@ final class MuxQueue: @unchecked Sendable {
             if let first = interleaver.next() ?? forcedRelease() {
                 batch.append(first)
                 while let p = interleaver.next() { batch.append(p) }
-                if producersWaiting > 0 && interleaver.streams.allSatisfy({ interleaver.count($0) <= lowWater }) {
+                if producersWaiting > 0 && interleaver.everyCount(atMost: lowWater) {
                     condition.broadcast()
                 }
                 return true
@@ -117,7 +117,7 @@ final class MuxQueue: @unchecked Sendable {
     /// With one producer for every stream, a full queue while another stream has nothing is
     /// released anyway (see `pop`).
     private func forcedRelease() -> EncodedPacket? {
-        guard singleProducer, interleaver.streams.contains(where: { interleaver.count($0) >= capacity }) else { return nil }
+        guard singleProducer, interleaver.anyCount(atLeast: capacity) else { return nil }
         return interleaver.next(force: true)
     }
 

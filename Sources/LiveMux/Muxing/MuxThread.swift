@@ -9,6 +9,14 @@ final class MuxThread: @unchecked Sendable {
     struct Output {
         let writer: ContainerWriter
         var sinks: [ChunkSink]
+        /// Bytes each sink took since they were last added to the statistics.
+        var unreported: [Int]
+
+        init(writer: ContainerWriter, sinks: [ChunkSink]) {
+            self.writer = writer
+            self.sinks = sinks
+            unreported = Array(repeating: 0, count: sinks.count)
+        }
     }
 
     private var outputs: [Output]
@@ -25,6 +33,9 @@ final class MuxThread: @unchecked Sendable {
     /// Every output's name (HTTP viewers' hubs aside), and why each one that stopped did.
     private let outputNames: [String]
     private var stoppedOutputs: [String: String] = [:]
+    /// What the first output muxed since the statistics last heard of it: they are told once a
+    /// batch, not once a packet (a lock round and a hashed name each).
+    private var unreportedMediaTime = 0.0, unreportedBytes = 0
 
     /// - Parameter outputNames: the outputs in the order the user gave them (default: by muxer).
     init(outputs: [Output], queue: MuxQueue, statistics: Statistics, recycle: PacketPool? = nil, outputNames: [String]? = nil,
@@ -48,8 +59,9 @@ final class MuxThread: @unchecked Sendable {
         }
         var batch: [EncodedPacket] = []
         while failure == nil, queue.pop(into: &batch) {
-            for packet in batch where failure == nil { write(packet) }
-            recycle?.give(batch.lazy.map(\.packet))
+            for i in batch.indices where failure == nil { write(batch[i]) }
+            publishCounts()
+            if let recycle { recycle.give(&batch) }
             batch.removeAll(keepingCapacity: true)
         }
         // Finish every output that still has somewhere to go, even after a failure elsewhere:
@@ -65,6 +77,21 @@ final class MuxThread: @unchecked Sendable {
                 do { try sink.close() } catch { dropSink(sink, of: i, error) }
             }
         }
+        publishCounts()
+    }
+
+    /// Adds what was muxed and written since the last call to the statistics.
+    private func publishCounts() {
+        if unreportedBytes > 0 {
+            statistics.muxed(mediaTime: unreportedMediaTime, bytes: unreportedBytes)
+            unreportedBytes = 0
+        }
+        for i in outputs.indices {
+            for (j, sink) in outputs[i].sinks.enumerated() where outputs[i].unreported[j] > 0 {
+                statistics.outputWrote(sink.name, bytes: outputs[i].unreported[j])
+                outputs[i].unreported[j] = 0
+            }
+        }
     }
 
     /// Writes one packet through every output that still has sinks.
@@ -77,7 +104,8 @@ final class MuxThread: @unchecked Sendable {
                 }
                 deliver(chunk, to: i)
                 if i == 0 {
-                    statistics.muxed(mediaTime: Double(packet.dts) * packet.timeBase.doubleValue, bytes: chunk.count)
+                    unreportedMediaTime = max(unreportedMediaTime, Double(packet.dts) * packet.timeBase.doubleValue)
+                    unreportedBytes += chunk.count
                     if packet.captureTime > 0 || latency.hasPending {
                         for l in latency.wrote(captureTime: packet.captureTime, emitted: chunk.count,
                                                now: Timestamp.monotonicMicroseconds()) {
@@ -92,16 +120,21 @@ final class MuxThread: @unchecked Sendable {
     }
 
     private func deliver(_ chunk: Chunk, to i: Int) {
+        var j = 0
         for sink in outputs[i].sinks {
             do {
                 try sink.write(chunk)
-                statistics.outputWrote(sink.name, bytes: chunk.count)
+                outputs[i].unreported[j] += chunk.count
+                j += 1
             } catch { dropSink(sink, of: i, error) }
         }
     }
 
     private func dropSink(_ sink: ChunkSink, of i: Int, _ error: Error) {
-        outputs[i].sinks.removeAll { $0 === sink }
+        guard let j = outputs[i].sinks.firstIndex(where: { $0 === sink }) else { return }
+        if outputs[i].unreported[j] > 0 { statistics.outputWrote(sink.name, bytes: outputs[i].unreported[j]) }
+        outputs[i].sinks.remove(at: j)
+        outputs[i].unreported.remove(at: j)
         var reason = ExplainedError.describe(error).message
         // Network sinks' errors start with their (masked) name: say it once.
         if reason.hasPrefix(sink.name + ": ") { reason.removeFirst(sink.name.count + 2) }

@@ -1,5 +1,6 @@
 import Foundation
 import FFmpeg
+import Synchronization
 
 /// Muxes packets that are already encoded (H.264/HEVC and AAC, from any encoder, a network or a
 /// file) into ASF or FLV, on the same mux thread and container writer as `livemux record`.
@@ -17,8 +18,9 @@ import FFmpeg
 /// header, so there `addVideo` throws `LiveMuxError.unsupported` and drops the packet; start a
 /// new `Muxer` for the new parameters.
 public final class Muxer: @unchecked Sendable {
-    // Locking: `videoLock` guards `video` and `lastVideo`; `audioLock` guards `audio` and
-    // `lastAudio`; `stateLock` guards `started`, `pending` and the parameters. The
+    // Locking: `videoLock` guards `video` and `lastVideo`; `audioLock` guards `audio`,
+    // `lastAudio` and `audioFrames`; `stateLock` guards `started`, `pending`, `outbox` and the
+    // parameters; `finished` is written under `stateLock` and read without it. The
     // normalizers are touched only under their stream's lock; the session owns the writers.
     /// Every container the session writes: ASF cannot change its header, FLV stores AVCC as it is.
     private let formats: Set<ContainerFormat>
@@ -31,7 +33,9 @@ public final class Muxer: @unchecked Sendable {
     private let statistics = Statistics()
     private let report: @Sendable (String) -> Void
     private var started = false
-    private var finished = false
+    private let finished = Atomic<Bool>(false)
+    /// The frames of the packet being added (reused: no array per packet).
+    private var audioFrames: [Packet] = []
     private var pending: [EncodedPacket] = []
     /// With one producer reading files (`pushBatch` > 1), packets go to the queue this many at a
     /// time: one lock round for the lot.
@@ -190,9 +194,9 @@ public final class Muxer: @unchecked Sendable {
         }
         out.packet.pts = max(pts, d)
         out.packet.dts = d
-        statistics.countInput(.video)
+        statistics.countPassedThrough(.video, bytes: out.packet.size)
         if !wasReady, video.isReady { try streamBecameReady(.video) }
-        try enqueue([EncodedPacket(stream: .video, packet: out.packet, timeBase: base)])
+        try enqueue(EncodedPacket(stream: .video, packet: out.packet, timeBase: base))
     }
 
     // MARK: Audio
@@ -218,9 +222,9 @@ public final class Muxer: @unchecked Sendable {
         try checkOpen()
         let wasReady = audio.isReady
         let rateBefore = audio.sampleRate
-        let frames: [Packet]
+        defer { audioFrames.removeAll(keepingCapacity: true) }
         do {
-            frames = try audio.process(packet)
+            try audio.process(packet, into: &audioFrames)
         } catch AudioNormalizer.Problem.parametersChanged {
             warn(.audioParametersChanged)
             return
@@ -232,10 +236,10 @@ public final class Muxer: @unchecked Sendable {
             warn(.audioParametersChanged)
             return
         }
+        if !wasReady, audio.isReady { try streamBecameReady(.audio) }
         let base = Rational(1, Int32(audio.sampleRate))
         let first = Timestamp.rescale(pts, from: Rational(1, timescale), to: base)
-        var packets: [EncodedPacket] = []
-        for (i, frame) in frames.enumerated() {
+        for (i, frame) in audioFrames.enumerated() {
             let t = first + Int64(i) * 1024
             guard lastAudio.advance(to: t, in: base) else {
                 warn(.timestampNotIncreasing)
@@ -244,11 +248,9 @@ public final class Muxer: @unchecked Sendable {
             frame.pts = t
             frame.dts = t
             frame.duration = 1024
-            statistics.countInput(.audio)
-            packets.append(EncodedPacket(stream: .audio, packet: frame, timeBase: base))
+            statistics.countPassedThrough(.audio, bytes: frame.size)
+            try enqueue(EncodedPacket(stream: .audio, packet: frame, timeBase: base))
         }
-        if !wasReady, audio.isReady { try streamBecameReady(.audio) }
-        try enqueue(packets)
     }
 
     /// Whether audio of this rate and channel count fits the stream; counts one that does not.
@@ -268,11 +270,11 @@ public final class Muxer: @unchecked Sendable {
     /// stream ever had parameters (nothing was written).
     public func finish() throws {
         stateLock.lock()
-        if finished {
+        if finished.load(ordering: .relaxed) {
             stateLock.unlock()
             return
         }
-        finished = true
+        finished.store(true, ordering: .relaxed)
         var failure: Error? = nil
         if !started {
             if videoParameters == nil && audioParameters == nil {
@@ -329,12 +331,9 @@ public final class Muxer: @unchecked Sendable {
     }
 
     private func checkOpen() throws {
-        stateLock.lock()
-        let isFinished = finished
-        stateLock.unlock()
         // A mux thread failure shows when the queue refuses a packet (`enqueue`): reading it here
         // would race with the mux thread.
-        if isFinished { throw LiveMuxError.invalid("the muxer has finished: packets can no longer be added") }
+        if finished.load(ordering: .relaxed) { throw LiveMuxError.invalid("the muxer has finished: packets can no longer be added") }
     }
 
     /// Called under the stream's own lock when its parameters became known.
@@ -345,12 +344,10 @@ public final class Muxer: @unchecked Sendable {
         if kind == .video { videoParameters = p } else { audioParameters = p }
     }
 
-    private func enqueue(_ packets: [EncodedPacket]) throws {
-        guard !packets.isEmpty else { return }
-        for p in packets { statistics.countEncoded(p.stream, bytes: p.packet.size) }
+    private func enqueue(_ packet: consuming EncodedPacket) throws {
         stateLock.lock()
         if !started {
-            pending += packets
+            pending.append(packet)
             let ready = (video == nil || videoParameters != nil) && (audio == nil || audioParameters != nil)
             var failure: Error? = nil
             if ready {
@@ -364,18 +361,24 @@ public final class Muxer: @unchecked Sendable {
             if let failure { throw failure }
             return
         }
-        var batch = packets
-        if pushBatch > 1 {
-            outbox += packets
-            batch = []
-            if outbox.count >= pushBatch { swap(&batch, &outbox) }
+        guard pushBatch > 1 else {
+            stateLock.unlock()
+            try check(queue.push(packet))
+            return
+        }
+        outbox.append(packet)
+        var batch: [EncodedPacket] = []
+        if outbox.count >= pushBatch {
+            swap(&batch, &outbox)
+            outbox.reserveCapacity(pushBatch)
         }
         stateLock.unlock()
-        if !batch.isEmpty { try push(batch) }
+        if !batch.isEmpty { try check(queue.push(contentsOf: batch)) }
     }
 
-    private func push(_ packets: [EncodedPacket]) throws {
-        if !(packets.count == 1 ? queue.push(packets[0]) : queue.push(contentsOf: packets)) {
+    /// Throws why the queue refused a packet.
+    private func check(_ accepted: Bool) throws {
+        if !accepted {
             // The queue refuses only after cancel(); MuxThread sets `failure` before cancelling,
             // and the queue's lock orders that write before this read.
             throw session.muxFailure ?? LiveMuxError.output("the muxer was stopped (cancel() or a failed sink)")

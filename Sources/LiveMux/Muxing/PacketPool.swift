@@ -17,11 +17,13 @@ final class PacketPool: @unchecked Sendable {
 
     init(limit: Int) { self.limit = limit }
 
-    /// Hands written packets back (from the mux thread); past the limit they are simply freed.
-    func give(_ packets: some Sequence<Packet>) {
+    /// Hands written packets back (from the mux thread), leaving `packets` empty; past the limit
+    /// they are simply freed.
+    func give(_ packets: inout [EncodedPacket]) {
         lock.lock()
-        for p in packets where spare.count < limit { spare.append(p) }
+        while spare.count < limit, let p = packets.popLast() { spare.append(p.packet) }
         lock.unlock()
+        packets.removeAll(keepingCapacity: true)
     }
 
     /// Moves every spare packet into `packets` (on the reading thread).

@@ -36,18 +36,18 @@ final class AudioNormalizer {
         try CodecParameters.aac(sampleRate: sampleRate, channels: channels, extradata: extradata ?? [])
     }
 
-    /// Normalizes one buffer (taking the packet over): an ADTS buffer may hold several frames; a
-    /// raw buffer is one frame.
-    func process(_ packet: Packet) throws -> [Packet] {
+    /// Normalizes one buffer (taking the packet over) and appends its frames to `frames`: an ADTS
+    /// buffer may hold several; a raw buffer is one.
+    func process(_ packet: Packet, into frames: inout [Packet]) throws {
         guard packet.size > 0 else { throw Problem.unreadable("empty packet") }
         let looksADTS = packet.withBytes { ADTSHeader.startsADTS($0) }
         if let isADTS, isADTS != looksADTS {
             throw Problem.unreadable(isADTS ? "no ADTS header in an ADTS stream" : "an ADTS header in a stream of raw frames")
         }
         if looksADTS {
-            let frames = try adts(packet.bytes)
+            frames += try adts(packet.bytes)
             isADTS = true
-            return frames
+            return
         }
         isADTS = false
         if extradata == nil {
@@ -58,7 +58,7 @@ final class AudioNormalizer {
             extradata = config
         }
         packet.resetForMuxing(isKeyframe: true)
-        return [packet]
+        frames.append(packet)
     }
 
     private func adts(_ bytes: [UInt8]) throws -> [Packet] {
