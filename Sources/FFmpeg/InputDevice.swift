@@ -16,7 +16,9 @@ public final class InputDevice: @unchecked Sendable {
         public let parameters: CodecParameters
     }
 
-    private var context: UnsafeMutablePointer<AVFormatContext>?
+    // `@exclusivity(unchecked)`: fields of the per-packet path, used by one thread (or under a
+    // lock) with no overlapping access; see "Exclusivity" in docs/architecture.md.
+    @exclusivity(unchecked) private var context: UnsafeMutablePointer<AVFormatContext>?
     public let streams: [Stream]
     /// True for capture devices (no file behind them): they run at their own pace.
     public let isDevice: Bool

@@ -5,11 +5,13 @@ import Glibc
 /// write callback, which runs inside the muxer calls).
 final class MuxedBytesCollector {
     private let pool = MuxBufferPool()
-    private var base: UnsafeMutableRawPointer?
-    private var capacity = 0
-    private var count = 0
+    // `@exclusivity(unchecked)`: fields of the per-packet path, used by one thread (or under a
+    // lock) with no overlapping access; see "Exclusivity" in docs/architecture.md.
+    @exclusivity(unchecked) private var base: UnsafeMutableRawPointer?
+    @exclusivity(unchecked) private var capacity = 0
+    @exclusivity(unchecked) private var count = 0
     /// Set when a buffer could not be had or grown; the write callback then reports ENOMEM.
-    private(set) var outOfMemory = false
+    @exclusivity(unchecked) private(set) var outOfMemory = false
 
     deinit { if let base { free(base) } }
 

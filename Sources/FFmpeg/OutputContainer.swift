@@ -6,17 +6,19 @@ import CFFmpeg
 ///
 /// Used by the mux thread only.
 public final class OutputContainer: @unchecked Sendable {
-    private var context: UnsafeMutablePointer<AVFormatContext>?
+    // `@exclusivity(unchecked)`: fields of the per-packet path, used by one thread (or under a
+    // lock) with no overlapping access; see "Exclusivity" in docs/architecture.md.
+    @exclusivity(unchecked) private var context: UnsafeMutablePointer<AVFormatContext>?
     /// The muxer's output: writes go to `collector`, nothing seeks (only the trailer seeks, and it
     /// has an output of its own). Its position is the true file offset.
-    private var output: UnsafeMutablePointer<AVIOContext>?
+    @exclusivity(unchecked) private var output: UnsafeMutablePointer<AVIOContext>?
     private let collector = MuxedBytesCollector()
     /// The output context's own buffer, flushed into the collector after every call.
     private static let outputBufferSize: Int32 = 32 * 1024
     private let seekable: Bool
     private let options: [(String, String)]
     /// Bytes produced so far: the offset the next bytes land at in a file.
-    public private(set) var bytesWritten: Int64 = 0
+    @exclusivity(unchecked) public private(set) var bytesWritten: Int64 = 0
 
     /// - Parameters:
     ///   - formatName: a libavformat muxer name (`asf`, `flv`).

@@ -7,11 +7,13 @@ final class ContainerWriter: @unchecked Sendable {
     let format: ContainerFormat
     let seekable: Bool
     private let container: any ContainerMuxer
-    private var streamIndex = PerStream<Int?>(repeating: nil)
-    private var outputTimeBase = PerStream<Rational?>(repeating: nil)
-    private var lastDTS = PerStream<Int64?>(repeating: nil)
+    // `@exclusivity(unchecked)`: fields of the per-packet path, used by one thread (or under a
+    // lock) with no overlapping access; see "Exclusivity" in docs/architecture.md.
+    @exclusivity(unchecked) private var streamIndex = PerStream<Int?>(repeating: nil)
+    @exclusivity(unchecked) private var outputTimeBase = PerStream<Rational?>(repeating: nil)
+    @exclusivity(unchecked) private var lastDTS = PerStream<Int64?>(repeating: nil)
     /// Packets dropped because their DTS fell behind what was already written.
-    private(set) var droppedLate = 0
+    @exclusivity(unchecked) private(set) var droppedLate = 0
 
     struct StreamDescription {
         let kind: StreamKind

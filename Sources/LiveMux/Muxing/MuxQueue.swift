@@ -13,18 +13,20 @@ import Foundation
 /// calls and two context switches) cost more than muxing the packet.
 final class MuxQueue: @unchecked Sendable {
     private let condition = NSCondition()
-    private var interleaver: Interleaver
-    private var cancelled = false
+    // `@exclusivity(unchecked)`: fields of the per-packet path, used by one thread (or under a
+    // lock) with no overlapping access; see "Exclusivity" in docs/architecture.md.
+    @exclusivity(unchecked) private var interleaver: Interleaver
+    @exclusivity(unchecked) private var cancelled = false
     private let capacity: Int
     /// Whether one thread produces every stream (one input carrying both).
     private let singleProducer: Bool
     private let wakeBatch: Int
     /// Waiting producers are woken once every queue is down to this.
     private let lowWater: Int
-    private var consumerWaiting = false
+    @exclusivity(unchecked) private var consumerWaiting = false
     /// Packets pushed since the consumer began to wait.
-    private var pushedWhileWaiting = 0
-    private var producersWaiting = 0
+    @exclusivity(unchecked) private var pushedWhileWaiting = 0
+    @exclusivity(unchecked) private var producersWaiting = 0
 
     init(streams: [StreamKind], capacity: Int, singleProducer: Bool, wakeBatch: Int = 1, startAtZero: Bool = false) {
         interleaver = Interleaver(streams: streams, startAtZero: startAtZero)

@@ -19,14 +19,16 @@ final class MuxThread: @unchecked Sendable {
         }
     }
 
-    private var outputs: [Output]
+    // `@exclusivity(unchecked)`: fields of the per-packet path, used by one thread (or under a
+    // lock) with no overlapping access; see "Exclusivity" in docs/architecture.md.
+    @exclusivity(unchecked) private var outputs: [Output]
     private let queue: MuxQueue
     private let statistics: Statistics
     private let report: @Sendable (String) -> Void
     /// The first failure: a muxer error, or every sink gone.
-    private(set) var failure: Error?
+    @exclusivity(unchecked) private(set) var failure: Error?
     /// Capture → bytes out, for the first output (see DeliveryLatency).
-    private var latency: DeliveryLatency
+    @exclusivity(unchecked) private var latency: DeliveryLatency
 
     /// Where written packets go back to their reader (`livemux mux`); nil: they are freed here.
     private let recycle: PacketPool?
@@ -35,7 +37,7 @@ final class MuxThread: @unchecked Sendable {
     private var stoppedOutputs: [String: String] = [:]
     /// What the first output muxed since the statistics last heard of it: they are told once a
     /// batch, not once a packet (a lock round and a hashed name each).
-    private var unreportedMediaTime = 0.0, unreportedBytes = 0
+    @exclusivity(unchecked) private var unreportedMediaTime = 0.0, unreportedBytes = 0
 
     /// - Parameter outputNames: the outputs in the order the user gave them (default: by muxer).
     init(outputs: [Output], queue: MuxQueue, statistics: Statistics, recycle: PacketPool? = nil, outputNames: [String]? = nil,

@@ -28,19 +28,21 @@ public final class Muxer: @unchecked Sendable {
     private let video: VideoNormalizer?
     private let audio: AudioNormalizer?
     private let videoLock = NSLock(), audioLock = NSLock(), stateLock = NSLock()
-    private var lastVideo = LastTimestamp(), lastAudio = LastTimestamp()
+    // `@exclusivity(unchecked)`: fields of the per-packet path, used by one thread (or under a
+    // lock) with no overlapping access; see "Exclusivity" in docs/architecture.md.
+    @exclusivity(unchecked) private var lastVideo = LastTimestamp(), lastAudio = LastTimestamp()
     private var queue: MuxQueue { session.queue }
     private let statistics = Statistics()
     private let report: @Sendable (String) -> Void
-    private var started = false
+    @exclusivity(unchecked) private var started = false
     private let finished = Atomic<Bool>(false)
     /// The frames of the packet being added (reused: no array per packet).
-    private var audioFrames: [Packet] = []
-    private var pending: [EncodedPacket] = []
+    @exclusivity(unchecked) private var audioFrames: [Packet] = []
+    @exclusivity(unchecked) private var pending: [EncodedPacket] = []
     /// With one producer reading files (`pushBatch` > 1), packets go to the queue this many at a
     /// time: one lock round for the lot.
     private let pushBatch: Int
-    private var outbox: [EncodedPacket] = []
+    @exclusivity(unchecked) private var outbox: [EncodedPacket] = []
     /// Packets that may wait for the other stream's parameters before that is an error.
     static let pendingLimit = 4096
     /// Packets per queue push with one producer reading files (`pushBatch`).

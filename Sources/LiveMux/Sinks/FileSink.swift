@@ -7,13 +7,15 @@ public final class FileSink: ChunkSink, @unchecked Sendable {
     public let name: String
     public var isSeekable: Bool { true }
     private let fd: FileDescriptor
+    // `@exclusivity(unchecked)`: fields of the per-packet path, used by one thread (or under a
+    // lock) with no overlapping access; see "Exclusivity" in docs/architecture.md.
     /// Media chunks waiting to be written, still in the muxer's buffers: one `writev` sends them
     /// without copying them (and only whole ASF packets and FLV tags reach the file, so a
     /// killed process leaves a readable one).
-    private var pending: [MuxedBytes] = []
-    private var pendingBytes = 0
+    @exclusivity(unchecked) private var pending: [MuxedBytes] = []
+    @exclusivity(unchecked) private var pendingBytes = 0
     private let bufferLimit: Int
-    private var closed = false
+    @exclusivity(unchecked) private var closed = false
 
     /// - Parameter overwrite: false refuses a regular file that exists (a device is still written).
     /// Bytes gathered before a `writev`: few system calls, yet a killed process loses little.
