@@ -93,36 +93,85 @@ final class DeviceFailureTests: XCTestCase {
         print("device return (x11grab): away \(screen["away_s"] ?? "?") s, \(repeated) frames repeated")
     }
 
-    /// The daemon is killed 2 s in and not started again: with --device-timeout 2 the recording
-    /// ends about 2 s later with exit 1 and one error line naming the device, and what was
-    /// recorded (both streams to the end, the gap filled) decodes.
+    /// The daemon is killed 2 s in and not started again: the recording ends at the timeout.
     func testMicrophoneThatStaysAwayEndsTheRecording() throws {
+        try assertTimeoutEndsTheRecording("device timeout", cause: "last: ") { self.rig.killPulse() }
+    }
+
+    /// The daemon is stopped for good (SIGSTOP): the time away counts from the last packet, so the
+    /// 2 s it takes to call it a stall are part of it, and the thread that read the microphone is
+    /// still waiting for the daemon when the recording ends.
+    func testMicrophoneThatStallsForGoodEndsTheRecording() throws {
+        try assertTimeoutEndsTheRecording("device stall for good", cause: "it stalled") { self.rig.pausePulse() }
+    }
+
+    /// The microphone fails 2 s into a recording (`fail`) and does not come back: with
+    /// --device-timeout 2 the recording ends about 2 s later with exit 1 and one error line naming
+    /// the device and `cause`, and what was recorded (both streams to the end, the gap filled)
+    /// decodes.
+    private func assertTimeoutEndsTheRecording(_ label: String, cause: String, fail: @escaping () -> Void) throws {
         try rig.startTruth(seconds: 20)
         let path = "\(rig.dir)/away.flv"
-        var killed = 0.0
+        var failed = 0.0
         let r = try Tools.run(Tools.livemux, ["record", "-q", "-t", "30", "--size", DeviceRig.screenSize, "--fps", "30",
                                               "--video", "x11grab:\(rig.display)", "--audio", "pulse:\(DeviceRig.microphone)",
                                               "--device-timeout", "2", "-o", path],
                               environment: rig.environment, timeout: 40) { _ in
             usleep(2_000_000)
-            self.rig.killPulse()
-            killed = LatencyTests.monotonicMilliseconds()
+            fail()
+            failed = LatencyTests.monotonicMilliseconds()
         }
         let ended = LatencyTests.monotonicMilliseconds()
+        rig.resumePulse()
         _ = rig.finishTruth()
         XCTAssertEqual(r.status, 1, r.stderr)
         let messages = Self.messages(r.stderr)
         XCTAssertEqual(messages.count, 1, "\(messages)")
         let error = messages.first ?? ""
         XCTAssertTrue(error.hasPrefix("error: device 'pulse:\(DeviceRig.microphone)' went away and stayed away 2 s"), error)
-        XCTAssertTrue(error.contains("--device-timeout"), error)
-        XCTAssertLessThan(ended - killed, 6000, "ended \(ended - killed) ms after the kill")
+        XCTAssertTrue(error.contains(cause) && error.contains("--device-timeout"), error)
+        XCTAssertLessThan(ended - failed, 6000, "ended \(ended - failed) ms after the failure")
         XCTAssertEqual(try Tools.decodeErrors(path), "")
         let video = try Self.packets(path, stream: "v"), audio = try Self.audioPackets(path)
         let videoEnd = Double(video.last ?? 0) / 1000, audioEnd = Double(audio.count) * 1024 / 48000
         XCTAssertEqual(videoEnd, 4, accuracy: 1.5, "2 s recorded, 2 s away")
         XCTAssertEqual(audioEnd, videoEnd, accuracy: 0.3, "audio filled up to the end")
-        print("device timeout: ended \(Int(ended - killed)) ms after the kill; video \(videoEnd) s, audio \(audioEnd) s")
+        print("\(label): ended \(Int(ended - failed)) ms after the failure; video \(videoEnd) s, audio \(audioEnd) s")
+    }
+
+    /// The daemon is stopped (SIGSTOP) 3 s in, as a hung one would be, and goes on 4 s later: no
+    /// read fails, pulse just waits. After 2 s without a packet the microphone counts as failed:
+    /// the recording goes on with silence, video untouched on its grid, and picks the microphone
+    /// up again once the daemon runs.
+    func testMicrophoneThatStallsIsRiddenOut() throws {
+        let seconds = 14.0
+        let run = try DeviceSyncTests.record(on: rig, seconds: seconds, quiet: false, gap: 7) { _ in
+            usleep(3_000_000)
+            self.rig.pausePulse()
+            usleep(4_000_000)
+            self.rig.resumePulse()
+        }
+        XCTAssertEqual(run.result.status, 0, run.result.stderr)
+        let messages = Self.messages(run.result.stderr)
+        XCTAssertEqual(messages.filter { $0.hasPrefix("warning: device 'pulse:\(DeviceRig.microphone)' failed (it stalled: nothing read for 2 s)") }.count,
+                       1, "\(messages)")
+        XCTAssertEqual(messages.filter { $0.hasPrefix("warning: device 'pulse:\(DeviceRig.microphone)' is back after") }.count, 1, "\(messages)")
+        XCTAssertFalse(messages.contains { $0.hasPrefix("error:") }, "\(messages)")
+        try DeviceSyncTests.assertNoGaps(run.path, frames: Int(seconds * 30))
+        let audio = try Self.audioPackets(run.path)
+        XCTAssertEqual(Double(audio.count) * 1024 / 48000, seconds, accuracy: 0.1, "audio duration")
+        let holes = zip(audio, audio.dropFirst()).filter { $1 - $0 > 22 }
+        XCTAssertEqual(holes.count, 0, "audio packets not contiguous (ms): \(holes)")
+        let mic = try XCTUnwrap((run.stats["devices"] as? [[String: Any]])?.last)
+        XCTAssertEqual(mic["failures"] as? Int, 1, "\(mic)")
+        XCTAssertEqual(mic["reopenings"] as? Int, 1, "\(mic)")
+        let filled = mic["audio_filled_s"] as? Double ?? 0, away = mic["away_s"] as? Double ?? 0
+        XCTAssertGreaterThan(filled, 2, "4 s stopped: \(mic)")
+        XCTAssertLessThan(filled, away + 0.1, "\(mic)")
+        // Before the stall the beeps are within a frame of their flashes.
+        DeviceSyncTests.assertWithinAFrame(Array(run.offsets.prefix { abs($0) < Self.noBeep }))
+        print("device stall (pulse): away \(away) s, silence \(filled) s; beep − flash: "
+              + run.offsets.map { String(format: "%.1f", $0) }.joined(separator: " "))
     }
 
     /// The lines livemux wrote to stderr that are not the progress line.

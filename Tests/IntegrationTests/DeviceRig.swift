@@ -143,6 +143,16 @@ final class DeviceRig {
         pulse?.end(signal: SIGKILL)
     }
 
+    /// Stops the daemon where it is (SIGSTOP), as a hung one would: its clients' connections stay
+    /// open and nothing arrives on them. `resumePulse` lets it go on.
+    func pausePulse() {
+        if let pulse { kill(pulse.pid, SIGSTOP) }
+    }
+
+    func resumePulse() {
+        if let pulse { kill(pulse.pid, SIGCONT) }
+    }
+
     /// The truth source, built once per test run.
     private static let truthBinary: Result<String, Error> = Result {
         let dir = try Tools.temporaryDirectory()
@@ -207,6 +217,7 @@ final class DeviceRig {
     /// Stops every process the rig started and removes its directory.
     func stop() {
         for process in [truth, xvfb].compactMap({ $0 }) { Self.end(process) }
+        resumePulse()  // a paused daemon would take the SIGTERM only once it runs again
         pulse?.end()
         truth = nil
         pulse = nil

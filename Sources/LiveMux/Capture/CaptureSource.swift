@@ -23,6 +23,8 @@ final class CaptureSource: @unchecked Sendable {
     /// Replaced only when a live device that failed is opened again (by the capture thread, under
     /// `inputLock`, which `interrupt()` takes too).
     private var input: Input
+    /// A live device's reads, on a thread of their own (`DeviceReader`); under `inputLock`.
+    private var reader: DeviceReader?
     private let inputLock = NSLock()
     /// A wanted stream (a demuxer's stream or a graph's output).
     private struct Route {
@@ -158,6 +160,7 @@ final class CaptureSource: @unchecked Sendable {
         inputLock.lock()
         defer { inputLock.unlock() }
         if case .demuxer(let device) = input { device.interrupt() }
+        reader?.wake()
     }
 
     /// Reads until the input ends, every encoder is done, or a stop is requested; then flushes the
@@ -171,24 +174,29 @@ final class CaptureSource: @unchecked Sendable {
                 guard let route = routes[index] else { continue }
                 if try !deliver(frame, route, stop) { break }
             }
-        case .demuxer(var device):
-            let packet = try Packet()
+        case .demuxer(let device):
+            if isLive { setReader(DeviceReader(device)) }
+            defer { setReader(nil) }
+            let own = try Packet()
             reading: while !stop.isRequested {
-                // A live device that fails or ends is ridden out (filled, reopened): the recording goes on.
-                var problem: String?
-                do {
-                    if try !device.read(into: packet) {
-                        guard isLive, !stop.isRequested else { break reading }
-                        problem = "it ended"
+                let packet: Packet
+                if let reader = currentReader {
+                    // A live device that fails, ends or stalls is ridden out (filled, reopened):
+                    // the recording goes on.
+                    let next = Self.next(from: reader, reopening)
+                    if stop.isRequested { break reading }
+                    if let problem = next.problem {
+                        guard let back = try rejoin(after: problem, since: next.since, stop: stop) else { break reading }
+                        setReader(DeviceReader(back))
+                        continue
                     }
-                } catch let error as FFmpegError where isLive && !stop.isRequested {
-                    problem = error.message
+                    guard let read = next.packet else { continue }
+                    packet = read
+                } else {
+                    guard try device.read(into: own) else { break reading }
+                    packet = own
                 }
-                if let problem {
-                    guard let back = try rejoin(after: problem, stop: stop) else { break reading }
-                    device = back
-                    continue
-                }
+                defer { currentReader?.recycle(packet) }
                 guard let route = routes[packet.streamIndex], let decoder = route.decoder else { continue }
                 try decoder.send(packet)
                 if try !deliverDecoded(route, decoder, frame, stop) { break reading }
@@ -205,11 +213,47 @@ final class CaptureSource: @unchecked Sendable {
         }
     }
 
-    /// The device failed: fills its streams and opens it again (`DeviceOutage`); the device once
-    /// it is back, nil when the recording stopped or is complete meanwhile. Throws at the timeout.
-    private func rejoin(after problem: String, stop: StopSignal) throws -> InputDevice? {
+    /// The next packet of a live device, or why there is none (`problem`: it ended, failed, or
+    /// delivered nothing for `stallTimeout`, `startTimeout` before its first packet) with since
+    /// when; neither when the wait ended without any of these (a stop woke it).
+    private static func next(from reader: DeviceReader, _ policy: DeviceReopening) -> (packet: Packet?, problem: String?, since: Int64) {
+        let quiet = reader.quiet
+        let limit = quiet.afterData ? policy.stallTimeout : policy.startTimeout
+        let now = Timestamp.monotonicMicroseconds()
+        switch reader.next(until: quiet.since + Int64(limit * 1_000_000)) {
+        case .packet(let p): return (p, nil, now)
+        case .ended: return (nil, "it ended", now)
+        case .failed(let why): return (nil, why, now)
+        case .waiting:
+            let since = reader.quiet.since
+            guard Timestamp.monotonicMicroseconds() - since >= Int64(limit * 1_000_000) else { return (nil, nil, now) }
+            let what = quiet.afterData ? "it stalled: nothing read for" : "nothing read from it in the first"
+            return (nil, "\(what) \(DeviceOutage.seconds(limit)) s", since)
+        }
+    }
+
+    private var currentReader: DeviceReader? {
+        inputLock.lock()
+        defer { inputLock.unlock() }
+        return reader
+    }
+
+    /// Replaces the live device's reader; the one before is given up (see `DeviceReader`).
+    private func setReader(_ new: DeviceReader?) {
+        inputLock.lock()
+        let old = reader
+        reader = new
+        inputLock.unlock()
+        old?.abandon()
+    }
+
+    /// The device failed (`since`: when it last delivered): fills its streams and opens it again
+    /// (`DeviceOutage`); the device once it is back, nil when the recording stopped or is
+    /// complete meanwhile. Throws at the timeout.
+    private func rejoin(after problem: String, since: Int64, stop: StopSignal) throws -> InputDevice? {
+        setReader(nil)
         let name = Self.masked(spec)
-        let outage = DeviceOutage(name: name, policy: reopening, stop: stop)
+        let outage = DeviceOutage(name: name, policy: reopening, stop: stop, failed: since)
         deviceStatus?.failed()
         let filling = [video.map { _ in "its last frame" }, audio.map { _ in "silence" }].compactMap { $0 }.joined(separator: " and ")
         report("device '\(name)' failed (\(problem)); recording \(filling) in its place while it is reopened"

@@ -10,7 +10,11 @@ struct DeviceOutage {
     let policy: DeviceReopening
     let stop: StopSignal
     /// When it failed (µs, monotonic).
-    let failed = Timestamp.monotonicMicroseconds()
+    let failed: Int64
+
+    init(name: String, policy: DeviceReopening, stop: StopSignal, failed: Int64 = Timestamp.monotonicMicroseconds()) {
+        (self.name, self.policy, self.stop, self.failed) = (name, policy, stop, failed)
+    }
 
     /// Fills (`fill` up to a capture time; false once the encoders want no more) and reopens
     /// (`open`) until the device is back (returned), the recording stops or is complete (nil).

@@ -12,5 +12,11 @@ public struct DeviceReopening: Sendable {
     public var fillLag: Int64 = 200_000
     /// How often (µs) an absent device's streams are filled.
     public var fillInterval: Int64 = 50_000
+    /// A device that delivers nothing for this long (s) has failed though no read says so (its
+    /// daemon stopped or hung): longer than any device's frame interval, and well inside what the
+    /// mux queue holds of the other stream meanwhile (256 packets: 8 s of 30 fps video).
+    public var stallTimeout: Double = 2
+    /// The same from an opening to its first packet: a camera may take a second to start.
+    public var startTimeout: Double = 5
     public init(timeout: Double = 30) { self.timeout = timeout }
 }
