@@ -20,16 +20,15 @@ import Synchronization
 public final class Muxer: @unchecked Sendable {
     // Locking: `videoLock` guards `video` and `lastVideo`; `audioLock` guards `audio`,
     // `lastAudio` and `audioFrames`; `stateLock` guards `started`, `pending`, `outbox` and the
-    // parameters; `finished` is written under `stateLock` and read without it. The
-    // normalizers are touched only under their stream's lock; the session owns the writers.
+    // parameters; `finished` is written under `stateLock` and read without it. The normalizers
+    // are touched only under their stream's lock; the session owns the writers. The fields marked
+    // `@exclusivity(unchecked)` follow the rule in docs/architecture.md ("Exclusivity").
     /// Every container the session writes: ASF cannot change its header, FLV stores AVCC as it is.
     private let formats: Set<ContainerFormat>
     let session: MuxSession
     private let video: VideoNormalizer?
     private let audio: AudioNormalizer?
     private let videoLock = NSLock(), audioLock = NSLock(), stateLock = NSLock()
-    // `@exclusivity(unchecked)`: fields of the per-packet path, used by one thread (or under a
-    // lock) with no overlapping access; see "Exclusivity" in docs/architecture.md.
     @exclusivity(unchecked) private var lastVideo = LastTimestamp(), lastAudio = LastTimestamp()
     private var queue: MuxQueue { session.queue }
     private let statistics = Statistics()
@@ -39,8 +38,7 @@ public final class Muxer: @unchecked Sendable {
     /// The frames of the packet being added (reused: no array per packet).
     @exclusivity(unchecked) private var audioFrames: [Packet] = []
     @exclusivity(unchecked) private var pending: [EncodedPacket] = []
-    /// With one producer reading files (`pushBatch` > 1), packets go to the queue this many at a
-    /// time: one lock round for the lot.
+    /// Packets per queue push (one lock round): `fileReadingBatch` for one file reader, else 1.
     private let pushBatch: Int
     @exclusivity(unchecked) private var outbox: [EncodedPacket] = []
     /// Packets that may wait for the other stream's parameters before that is an error.
@@ -49,8 +47,7 @@ public final class Muxer: @unchecked Sendable {
     static let fileReadingBatch = 64
     /// Packets each stream may queue by default before `add…` waits for the mux thread.
     public static let defaultQueueCapacity = 256
-    private var videoParameters: CodecParameters?
-    private var audioParameters: CodecParameters?
+    private var videoParameters: CodecParameters?, audioParameters: CodecParameters?
     private let warningCounter = MuxerWarningCounter()
     private let delivery: CallbackSink
 
