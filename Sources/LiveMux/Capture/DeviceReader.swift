@@ -9,7 +9,8 @@ import FFmpeg
 /// A reader that is given up on (`abandon`) ends with the read it is in, whenever that returns;
 /// the device is closed then, on its thread.
 ///
-/// Locking: `condition` guards `ready`, `spare`, `end`, `abandoned`, `woken` and `lastRead`.
+/// Locking: `condition` guards `ready`, `spare`, `end`, `abandoned`, `woken`, `lastRead` and
+/// `readAny`.
 final class DeviceReader: @unchecked Sendable {
     /// What `next` found.
     enum Next {
