@@ -9,14 +9,9 @@ final class MuxThread: @unchecked Sendable {
     struct Output {
         let writer: ContainerWriter
         var sinks: [ChunkSink]
-        /// Bytes each sink took since they were last added to the statistics.
-        var unreported: [Int]
-
-        init(writer: ContainerWriter, sinks: [ChunkSink]) {
-            self.writer = writer
-            self.sinks = sinks
-            unreported = Array(repeating: 0, count: sinks.count)
-        }
+        /// Bytes delivered since the statistics last heard of them: every sink still here took
+        /// each of them (one that fails is dropped, with its count, before this grows).
+        var unreported = 0
     }
 
     // `@exclusivity(unchecked)`: fields of the per-packet path, used by one thread (or under a
@@ -35,9 +30,9 @@ final class MuxThread: @unchecked Sendable {
     /// Every output's name (HTTP viewers' hubs aside), and why each one that stopped did.
     private let outputNames: [String]
     private var stoppedOutputs: [String: String] = [:]
-    /// What the first output muxed since the statistics last heard of it: they are told once a
-    /// batch, not once a packet (a lock round and a hashed name each).
-    @exclusivity(unchecked) private var unreportedMediaTime = 0.0, unreportedBytes = 0
+    /// What the first output muxed since the statistics last heard of it (nil: nothing): they are
+    /// told once a batch, not once a packet (a lock round and a hashed name each).
+    @exclusivity(unchecked) private var unreportedMux: (mediaTime: Double, bytes: Int)?
 
     /// - Parameter outputNames: the outputs in the order the user gave them (default: by muxer).
     init(outputs: [Output], queue: MuxQueue, statistics: Statistics, recycle: PacketPool? = nil, outputNames: [String]? = nil,
@@ -84,15 +79,13 @@ final class MuxThread: @unchecked Sendable {
 
     /// Adds what was muxed and written since the last call to the statistics.
     private func publishCounts() {
-        if unreportedBytes > 0 {
-            statistics.muxed(mediaTime: unreportedMediaTime, bytes: unreportedBytes)
-            unreportedBytes = 0
+        if let m = unreportedMux {
+            statistics.muxed(mediaTime: m.mediaTime, bytes: m.bytes)
+            unreportedMux = nil
         }
-        for i in outputs.indices {
-            for (j, sink) in outputs[i].sinks.enumerated() where outputs[i].unreported[j] > 0 {
-                statistics.outputWrote(sink.name, bytes: outputs[i].unreported[j])
-                outputs[i].unreported[j] = 0
-            }
+        for i in outputs.indices where outputs[i].unreported > 0 {
+            for sink in outputs[i].sinks { statistics.outputWrote(sink.name, bytes: outputs[i].unreported) }
+            outputs[i].unreported = 0
         }
     }
 
@@ -106,8 +99,8 @@ final class MuxThread: @unchecked Sendable {
                 }
                 deliver(chunk, to: i)
                 if i == 0 {
-                    unreportedMediaTime = max(unreportedMediaTime, Double(packet.dts) * packet.timeBase.doubleValue)
-                    unreportedBytes += chunk.count
+                    let t = Double(packet.dts) * packet.timeBase.doubleValue
+                    unreportedMux = (max(unreportedMux?.mediaTime ?? t, t), (unreportedMux?.bytes ?? 0) + chunk.count)
                     if packet.captureTime > 0 || latency.hasPending {
                         for l in latency.wrote(captureTime: packet.captureTime, emitted: chunk.count,
                                                now: Timestamp.monotonicMicroseconds()) {
@@ -122,21 +115,15 @@ final class MuxThread: @unchecked Sendable {
     }
 
     private func deliver(_ chunk: Chunk, to i: Int) {
-        var j = 0
         for sink in outputs[i].sinks {
-            do {
-                try sink.write(chunk)
-                outputs[i].unreported[j] += chunk.count
-                j += 1
-            } catch { dropSink(sink, of: i, error) }
+            do { try sink.write(chunk) } catch { dropSink(sink, of: i, error) }
         }
+        outputs[i].unreported += chunk.count
     }
 
     private func dropSink(_ sink: ChunkSink, of i: Int, _ error: Error) {
-        guard let j = outputs[i].sinks.firstIndex(where: { $0 === sink }) else { return }
-        if outputs[i].unreported[j] > 0 { statistics.outputWrote(sink.name, bytes: outputs[i].unreported[j]) }
-        outputs[i].sinks.remove(at: j)
-        outputs[i].unreported.remove(at: j)
+        if outputs[i].unreported > 0 { statistics.outputWrote(sink.name, bytes: outputs[i].unreported) }
+        outputs[i].sinks.removeAll { $0 === sink }
         var reason = ExplainedError.describe(error).message
         // Network sinks' errors start with their (masked) name: say it once.
         if reason.hasPrefix(sink.name + ": ") { reason.removeFirst(sink.name.count + 2) }
