@@ -23,7 +23,8 @@ final class CaptureSource: @unchecked Sendable {
     /// Replaced only when a live device that failed is opened again (by the capture thread, under
     /// `inputLock`, which `interrupt()` takes too).
     private var input: Input
-    /// A live device's reads, on a thread of their own (`DeviceReader`); under `inputLock`.
+    /// A live device's reads, on a thread of their own (`DeviceReader`); under `inputLock`, kept
+    /// here for `interrupt()` (the capture thread holds its own reference).
     private var reader: DeviceReader?
     private let inputLock = NSLock()
     /// A wanted stream (a demuxer's stream or a graph's output).
@@ -175,19 +176,19 @@ final class CaptureSource: @unchecked Sendable {
                 if try !deliver(frame, route, stop) { break }
             }
         case .demuxer(let device):
-            if isLive { setReader(DeviceReader(device)) }
+            var reader = isLive ? setReader(DeviceReader(device)) : nil
             defer { setReader(nil) }
             let own = try Packet()
             reading: while !stop.isRequested {
                 let packet: Packet
-                if let reader = currentReader {
+                if let live = reader {
                     // A live device that fails, ends or stalls is ridden out (filled, reopened):
                     // the recording goes on.
-                    let next = Self.next(from: reader, reopening)
+                    let next = Self.next(from: live, reopening)
                     if stop.isRequested { break reading }
                     if let problem = next.problem {
                         guard let back = try rejoin(after: problem, since: next.since, stop: stop) else { break reading }
-                        setReader(DeviceReader(back))
+                        reader = setReader(DeviceReader(back))
                         continue
                     }
                     guard let read = next.packet else { continue }
@@ -196,7 +197,7 @@ final class CaptureSource: @unchecked Sendable {
                     guard try device.read(into: own) else { break reading }
                     packet = own
                 }
-                defer { currentReader?.recycle(packet) }
+                defer { reader?.recycle(packet) }
                 guard let route = routes[packet.streamIndex], let decoder = route.decoder else { continue }
                 try decoder.send(packet)
                 if try !deliverDecoded(route, decoder, frame, stop) { break reading }
@@ -232,19 +233,16 @@ final class CaptureSource: @unchecked Sendable {
         }
     }
 
-    private var currentReader: DeviceReader? {
-        inputLock.lock()
-        defer { inputLock.unlock() }
-        return reader
-    }
-
-    /// Replaces the live device's reader; the one before is given up (see `DeviceReader`).
-    private func setReader(_ new: DeviceReader?) {
+    /// Replaces the live device's reader (where `interrupt()` finds it) and returns it; the one
+    /// before is given up (see `DeviceReader`).
+    @discardableResult
+    private func setReader(_ new: DeviceReader?) -> DeviceReader? {
         inputLock.lock()
         let old = reader
         reader = new
         inputLock.unlock()
         old?.abandon()
+        return new
     }
 
     /// The device failed (`since`: when it last delivered): fills its streams and opens it again
