@@ -122,10 +122,11 @@ public enum CLI {
         // FFmpeg's own log only with -v: our errors already carry its message, in one line.
         (cmd.verbose ? LogLevel.verbose : .quiet).apply()
         if !cmd.quiet { cmd.warnings.forEach(Terminal.warning) }
-        let stats = try cmd.statsPath.map { try StatsWriter(path: $0) }
         let pipeline = try Pipeline(cmd.configuration, quiet: cmd.quiet) { message in
             if !cmd.quiet { Terminal.warning(message) }
         }
+        // Created once everything else was checked and built: a failed start leaves no stats file.
+        let stats = try cmd.statsPath.map { try StatsWriter(path: $0, overwrite: cmd.overwriteStats) }
         defer { stats?.finish() }
         if !cmd.quiet { announce(viewers: pipeline.viewerURLs) }
         return supervise(quiet: cmd.quiet, verbose: cmd.verbose, snapshot: { pipeline.statisticsSnapshot }, stop: pipeline.stop, wait: pipeline.wait) {

@@ -37,14 +37,34 @@ enum OutputFiles {
 
     /// Refuses a directory, and a regular file that exists unless `-y` (devices and FIFOs are
     /// written, not overwritten). Checked for every output before anything is created.
-    static func check(_ path: String, _ policy: Overwrite, format: ContainerFormat) throws {
+    static func check(_ path: String, _ policy: Overwrite, option: String = "-o", example: String) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return }
         if isDirectory.boolValue {
-            throw UsageError("-o \(path) is a directory: give a file name such as \(path)/out.\(format.rawValue)")
+            throw UsageError("\(option) \(path) is a directory: give a file name such as \(path)/\(example)")
         }
         guard policy != .always, isRegularFile(path) else { return }
         throw UsageError(policy == .never ? "\(path) exists (-n: not overwriting)" : "\(path) exists (add -y to overwrite)")
+    }
+
+    /// A file written beside the media (`--stats FILE`, `report --svg FILE`) follows the output
+    /// rules too: never one of the inputs, never a file another option writes, and checked like an
+    /// output (`check`) before anything is read or created.
+    static func checkSideFile(_ path: String, option: String, _ policy: Overwrite, inputs: [String], others: [String],
+                              example: String) throws {
+        let key = canonical(path)
+        if inputs.map(canonical).contains(key) {
+            throw UsageError("\(option) \(path) is also the input: writing it would destroy the input; choose another file")
+        }
+        if others.map(canonical).contains(key) {
+            throw UsageError("\(option) \(path) is also an output: give \(option) a file of its own")
+        }
+        try check(path, policy, option: option, example: example)
+    }
+
+    /// One spelling per file, so a file named two ways (`./a.flv`, a link to it) is seen as one.
+    static func canonical(_ path: String) -> String {
+        URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL.path
     }
 
     private static func isRegularFile(_ path: String) -> Bool {

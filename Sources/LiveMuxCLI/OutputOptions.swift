@@ -132,17 +132,25 @@ struct OutputOptions {
     }
 
     private func checkFiles(inputs: [String]) throws {
-        func canonical(_ path: String) -> String {
-            URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL.path
-        }
-        let inputs = inputs.map(canonical)
+        let inputs = inputs.map(OutputFiles.canonical)
         var seen = Set<String>()
         for o in outputs.destinations {
             guard case .file(let path) = o.destination else { continue }
-            let key = canonical(path)
+            let key = OutputFiles.canonical(path)
             if inputs.contains(key) { throw UsageError("-o \(path) is also the input: writing over it would destroy it; choose another file") }
             if !seen.insert(key).inserted { throw UsageError("two outputs write to \(path): give each -o its own file") }
-            try OutputFiles.check(path, overwrite, format: o.format)
+            try OutputFiles.check(path, overwrite, example: "out.\(o.format.rawValue)")
         }
+    }
+
+    /// The output files' paths, as given.
+    var filePaths: [String] {
+        outputs.destinations.compactMap { if case .file(let path) = $0.destination { return path } else { return nil } }
+    }
+
+    /// Checks a file another option writes (`--stats FILE`) by the output rules, after `finish`:
+    /// not an input, not an output, refused if it exists unless -y.
+    func checkSideFile(_ path: String, option: String, inputs: [String], example: String) throws {
+        try OutputFiles.checkSideFile(path, option: option, overwrite, inputs: inputs, others: filePaths, example: example)
     }
 }

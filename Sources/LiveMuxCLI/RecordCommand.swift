@@ -7,6 +7,8 @@ struct RecordCommand {
     var quiet = false
     var verbose = false
     var statsPath: String?
+    /// `-y`: the --stats file may replace one that exists.
+    var overwriteStats = false
     /// Said once each before recording starts (unless -q): a name that disagrees with -f.
     var warnings: [String] = []
 
@@ -178,7 +180,11 @@ struct RecordCommand {
         // Output files must not be the inputs (a device or lavfi graph is not a file).
         let inputFiles = [c.input, c.videoSource, c.audioSource].compactMap { $0 }.filter { $0.format == nil }.map(\.url)
         try outputs.finish(inputs: inputFiles)
+        if let path = cmd.statsPath, path != "-" {
+            try outputs.checkSideFile(path, option: "--stats", inputs: inputFiles, example: "stats.jsonl")
+        }
         c.outputs = outputs.outputs
+        cmd.overwriteStats = c.outputs.overwriteFiles
         cmd.warnings += outputs.warnings
         cmd.configuration = c
         return cmd

@@ -5,9 +5,10 @@ import LiveMux
 struct ReportCommand {
     var path = ""
     var svgPath: String?
+    var overwrite = OutputFiles.Overwrite.refuse
 
     static let help = """
-    USAGE: livemux report FILE [--svg OUT.svg]
+    USAGE: livemux report FILE [--svg OUT.svg [-y]]
 
     Reads a recording back packet by packet (no decoding) and prints its streams, duration, GOP
     structure, bit rate, and how well audio and video are interleaved in file order: the largest
@@ -16,7 +17,10 @@ struct ReportCommand {
     called BAD when there is an inversion or the distance exceeds 1 s.
 
       --svg OUT.svg         also draw a timeline: bit rate over time with the keyframes, and the
-                            A/V DTS offset in file order
+                            A/V DTS offset in file order; an SVG file that exists is
+                            refused unless -y (never the recording itself)
+      -y                    overwrite the SVG file if it exists
+      -n                    never overwrite (also the default without -y)
       -h, --help            this help
     """
 
@@ -30,6 +34,8 @@ struct ReportCommand {
                 cmd.svgPath = v
             } else if arg.hasPrefix("--svg=") {
                 cmd.svgPath = String(arg.dropFirst(6))
+            } else if arg == "-y" || arg == "-n" {
+                cmd.overwrite = try OutputFiles.overwrite(arg, current: cmd.overwrite)
             } else if arg.hasPrefix("-") && arg != "-" {
                 throw UsageError("unknown option '\(arg)' for report (see livemux report --help)")
             } else {
@@ -41,6 +47,9 @@ struct ReportCommand {
                                            : "report reads one file, not \(files.count)")
         }
         cmd.path = files[0]
+        if let svg = cmd.svgPath {
+            try OutputFiles.checkSideFile(svg, option: "--svg", cmd.overwrite, inputs: [cmd.path], others: [], example: "timeline.svg")
+        }
         return cmd
     }
 
@@ -52,9 +61,9 @@ struct ReportCommand {
         let report = try RecordingReport.read(path)
         print(report.text)
         if let svgPath {
-            guard FileManager.default.createFile(atPath: svgPath, contents: Data(report.svg.utf8)) else {
-                throw LiveMuxError.output("cannot write the SVG to '\(svgPath)' (check the directory exists and is writable)")
-            }
+            let file = try OutputFile.create(svgPath, overwrite: overwrite == .always)
+            try file.write(contentsOf: Data(report.svg.utf8))
+            try file.close()
             print("timeline: \(svgPath)")
         }
     }

@@ -2,34 +2,31 @@ import Foundation
 import LiveMux
 
 /// `--stats FILE|-`: one JSON object a second (see `StatisticsSnapshot.jsonLine`), and a last one
-/// over the whole run when the recording ends (`"final": true`). The file is created before the recording starts, so a bad path is
-/// refused before any output exists. Its timer runs on its own queue; the file is written only there.
+/// over the whole run when the recording ends (`"final": true`). The path was checked with the
+/// outputs (`OutputOptions.checkSideFile`); the file is created once the pipeline is built, so a
+/// failed start creates nothing. Its timer runs on its own queue; the file is written only there.
 final class StatsWriter: @unchecked Sendable {
     private var pipeline: Pipeline?  // set by `start`, before the timer runs
     private let handle: FileHandle
-    private let timer: DispatchSourceTimer
+    /// Made and resumed only by `start`: libdispatch traps when a source that was never resumed
+    /// is released, which a failure before the recording started did.
+    private var timer: DispatchSourceTimer?
     private let queue = DispatchQueue(label: "livemux-stats")
     private var previous: StatisticsSnapshot?  // touched only on `queue`
     private var finished = false               // touched only on `queue`
 
-    /// Creates (truncates) the file, or uses stderr for "-"; throws a one-line message if it cannot.
-    init(path: String) throws {
-        if path == "-" {
-            handle = FileHandle.standardError
-        } else {
-            guard FileManager.default.createFile(atPath: path, contents: nil), let h = FileHandle(forWritingAtPath: path) else {
-                throw UsageError("cannot create the --stats file '\(path)' (check the directory exists and is writable)")
-            }
-            handle = h
-        }
-        timer = DispatchSource.makeTimerSource(queue: queue)
-        timer.schedule(deadline: .now() + 1, repeating: 1)
+    /// Creates the file (truncating it only with `overwrite`), or uses stderr for "-".
+    init(path: String, overwrite: Bool) throws {
+        handle = path == "-" ? FileHandle.standardError : try OutputFile.create(path, overwrite: overwrite)
     }
 
     func start(_ pipeline: Pipeline) {
         self.pipeline = pipeline
+        let timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.schedule(deadline: .now() + 1, repeating: 1)
         // Weak: the timer is ours, and a strong self would keep both, and the pipeline, to the exit.
         timer.setEventHandler { [weak self] in self?.write() }
+        self.timer = timer
         timer.resume()
     }
 
@@ -39,7 +36,7 @@ final class StatsWriter: @unchecked Sendable {
             guard !finished else { return }
             write(final: true)
             finished = true
-            timer.cancel()
+            timer?.cancel()
             if handle !== FileHandle.standardError { try? handle.close() }
         }
     }

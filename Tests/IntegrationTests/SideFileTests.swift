@@ -1,0 +1,101 @@
+import Foundation
+import XCTest
+
+/// Files livemux writes beside the media (`--stats FILE`, `report --svg FILE`) follow the output
+/// rules, and a failure before the recording starts ends with its `error:` line whatever options
+/// came with it (issue 32, items 1 and 2).
+final class SideFileTests: XCTestCase {
+    var dir = ""
+
+    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
+    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
+
+    let short = ["-q", "--no-realtime", "-t", "0.3", "--size", "160x120"]
+
+    func contents(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }
+    func files() throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: dir).sorted() }
+
+    /// `--stats` used to crash with SIGILL (its timer released unresumed) on every one of these,
+    /// before the `error:` line; the stats file was created (or truncated) first.
+    func testEveryFailureBeforeTheStartEndsWithItsErrorLine() throws {
+        let stats = "\(dir)/s.jsonl"
+        let busy = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(busy) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(busy, $0, length) } }
+        XCTAssertEqual(listen(busy, 1), 0)
+        _ = withUnsafeMutablePointer(to: &address) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(busy, $0, &length) } }
+        let port = Int(UInt16(bigEndian: address.sin_port))
+        let cases: [(args: [String], mentions: String)] = [
+            (["record", "-t", "1", "-o", "\(dir)/nodir/x.flv"], "create the directory first"),
+            (["record", "-t", "1", "--video", "v4l2:/dev/video-missing", "-o", "\(dir)/x.flv"], "v4l2:/dev/video-missing"),
+            (["record", "-t", "1", "--input", "\(dir)/missing.flv", "-o", "\(dir)/x.flv"], "missing.flv"),
+            (["record", "-t", "1", "-o", "foo://example/x"], "no protocol for it"),
+            (["serve", "--listen", "127.0.0.1:\(port)", "-t", "1"], "Address already in use"),
+        ]
+        for (args, mentions) in cases {
+            for statsArgs in [[], ["--stats", stats], ["--stats", "-"]] {
+                let r = try Tools.livemux(args + statsArgs, timeout: 20)
+                XCTAssertEqual(r.status, 1, "\(args + statsArgs): \(r.stderr)")
+                let lines = r.stderr.split(separator: "\n")
+                XCTAssertEqual(lines.count, 1, "\(args + statsArgs): \(r.stderr)")
+                XCTAssertTrue(r.stderr.hasPrefix("error: ") && r.stderr.contains(mentions), "\(args + statsArgs): \(r.stderr)")
+                XCTAssertEqual(try files(), [], "\(args + statsArgs): nothing created")
+            }
+        }
+    }
+
+    func testStatsFileFollowsTheOutputRules() throws {
+        let recording = "\(dir)/rec.flv", fresh = "\(dir)/fresh.flv"
+        XCTAssertEqual(try Tools.livemux(["record"] + short + ["-o", recording]).status, 0)
+        let before = try XCTUnwrap(contents(recording))
+        let refused: [(args: [String], error: String)] = [
+            (["-o", fresh, "--stats", recording], "error: \(recording) exists (add -y to overwrite)"),
+            (["-n", "-o", fresh, "--stats", recording], "error: \(recording) exists (-n: not overwriting)"),
+            (["-o", recording, "-y", "--stats", recording], "error: --stats \(recording) is also an output: give --stats a file of its own"),
+            (["--input", recording, "-o", fresh, "--stats", recording, "-y"],
+             "error: --stats \(recording) is also the input: writing it would destroy the input; choose another file"),
+            (["-o", fresh, "--stats", dir], "error: --stats \(dir) is a directory: give a file name such as \(dir)/stats.jsonl"),
+        ]
+        for (args, error) in refused {
+            let r = try Tools.livemux(["record"] + short + args)
+            XCTAssertEqual(r.status, 64, "\(args): \(r.stderr)")
+            XCTAssertEqual(r.stderr, error + "\n", "\(args)")
+            XCTAssertEqual(contents(recording), before, "\(args): the recording is untouched")
+            XCTAssertFalse(FileManager.default.fileExists(atPath: fresh), "\(args): nothing created")
+        }
+        // -y replaces it, as it would an output.
+        let stats = "\(dir)/s.jsonl"
+        try "old\n".write(toFile: stats, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try Tools.livemux(["record"] + short + ["-o", fresh, "--stats", stats]).status, 64)
+        XCTAssertEqual(contents(stats), Data("old\n".utf8))
+        let r = try Tools.livemux(["record"] + short + ["-y", "-o", fresh, "--stats", stats])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let last = try XCTUnwrap(String(decoding: try XCTUnwrap(contents(stats)), as: UTF8.self).split(separator: "\n").last)
+        XCTAssertTrue(last.contains("\"final\":true"), String(last))
+    }
+
+    func testReportSVGFollowsTheOutputRules() throws {
+        let recording = "\(dir)/rec.flv", svg = "\(dir)/t.svg"
+        XCTAssertEqual(try Tools.livemux(["record"] + short + ["-o", recording]).status, 0)
+        let before = try XCTUnwrap(contents(recording))
+        let own = try Tools.livemux(["report", recording, "--svg", recording])
+        XCTAssertEqual(own.status, 64)
+        XCTAssertEqual(own.stderr, "error: --svg \(recording) is also the input: writing it would destroy the input; choose another file\n")
+        XCTAssertEqual(own.stdout.count, 0, "refused before reading")
+        XCTAssertEqual(contents(recording), before)
+        XCTAssertEqual(try Tools.livemux(["report", recording, "--svg", svg]).status, 0)
+        let first = try XCTUnwrap(contents(svg))
+        XCTAssertTrue(String(decoding: first, as: UTF8.self).contains("<svg"))
+        try "mine".write(toFile: svg, atomically: true, encoding: .utf8)
+        let again = try Tools.livemux(["report", recording, "--svg", svg])
+        XCTAssertEqual(again.status, 64)
+        XCTAssertEqual(again.stderr, "error: \(svg) exists (add -y to overwrite)\n")
+        XCTAssertEqual(contents(svg), Data("mine".utf8))
+        XCTAssertEqual(try Tools.livemux(["report", recording, "--svg", svg, "-y"]).status, 0)
+        XCTAssertEqual(contents(svg), first, "-y replaced it")
+    }
+}
