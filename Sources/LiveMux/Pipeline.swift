@@ -2,6 +2,9 @@ import Foundation
 import FFmpeg
 
 /// The live pipeline: capture threads → encoders → a `MuxSession` (mux queue, mux thread, outputs).
+/// When files, stdout or viewers sit beside a URL output whose bit rate follows its link, they get
+/// a video encode and a session of their own at `--vbitrate` (`encodesApart`): a failing push
+/// never degrades the local recording.
 ///
 /// `init` does everything that can fail on bad input — opening the sources, the encoders and the
 /// muxers, and creating the output files — so a bad configuration is refused before anything is
@@ -11,7 +14,12 @@ public final class Pipeline: @unchecked Sendable {
     // The fields are set in init and then only read; the threads own their parts.
     private let sources: [CaptureSource]
     private let encoderThreads: [EncoderThread]
-    private let session: MuxSession
+    /// The first runs the producers and measures the recording; a second, if any, is the URL
+    /// outputs' with their own video encode.
+    private let sessions: [MuxSession]
+    private var session: MuxSession { sessions[0] }
+    /// Every output in the order given, for the last line of their fates.
+    private let outputNames: [String]
     private let timeline: Timeline
     private var stopSignal: StopSignal { session.stopSignal }
     private let statistics = Statistics()
@@ -51,26 +59,44 @@ public final class Pipeline: @unchecked Sendable {
         // Unpaced, nobody waits for a packet: the mux thread is woken once per batch, not per
         // packet, and so takes a core from the video encoder less often.
         let unpaced = !sources.contains { $0.isLive || $0.isPaced }
-        let queue = MuxQueue(streams: kinds, capacity: config.queueCapacity,
-                             singleProducer: sources.count == 1 && kinds.count > 1, wakeBatch: unpaced ? 16 : 1, startAtZero: true)
+        let statistics = self.statistics
+        let adaptive = Self.adaptiveBitrate(config, report: report)
+        var outputs = config.outputs
+        outputs.sendBufferBytes = Self.sendBufferBytes(config)
+        // The session that measures comes first: the local outputs' when they are apart.
+        let outputGroups = Self.encodesApart(config, adaptive: adaptive)
+            ? [outputs.splitByNetwork.local, outputs.splitByNetwork.network] : [outputs]
+        let queues = outputGroups.map { _ in
+            MuxQueue(streams: kinds, capacity: config.queueCapacity, singleProducer: sources.count == 1 && kinds.count > 1,
+                     wakeBatch: unpaced ? 16 : 1, startAtZero: true)
+        }
         let timeline = Timeline(videoSetsBase: wantVideo, separateThreads: config.input == nil)
         // Each stream keeps its source's format unless the options ask for another.
         let sourceFormat = { (kind: StreamKind) in sources.first { $0.streamKinds.contains(kind) }?.format ?? SourceFormat() }
-        let adaptive = Self.adaptiveBitrate(config, report: report)
-        let video = try wantVideo ? VideoEncoder(settings: config.video, format: VideoFormat.resolve(config.video, source: sourceFormat(.video), report: report),
-                                                 timeline: timeline, queue: queue, statistics: statistics, duration: config.duration, quiet: quiet,
-                                                 adaptive: adaptive) : nil
+        let videoFormat = wantVideo ? VideoFormat.resolve(config.video, source: sourceFormat(.video), report: report) : nil
+        // One encode per session; only the one whose outputs are URLs follows the link.
+        let lanes = try videoFormat.map { format in
+            try zip(outputGroups, queues).enumerated().map { i, group in
+                try VideoLane(settings: config.video, format: format, queue: group.1,
+                              adaptive: group.0.primaryNetworkURL != nil ? adaptive : nil, counted: i == 0,
+                              statistics: statistics, quiet: quiet)
+            }
+        } ?? []
+        let video = videoFormat.map { VideoEncoder(format: $0, lanes: lanes, timeline: timeline, statistics: statistics, duration: config.duration) }
         let audio = try wantAudio ? AudioEncoder(settings: config.audio, format: AudioFormat.resolve(config.audio, source: sourceFormat(.audio), report: report),
-                                                 timeline: timeline, queue: queue, statistics: statistics, duration: config.duration) : nil
-        var streams: [ContainerWriter.StreamDescription] = []
-        if let video { streams.append(try video.streamDescription()) }
-        if let audio { streams.append(try audio.streamDescription()) }
+                                                 timeline: timeline, queues: queues, statistics: statistics, duration: config.duration) : nil
+        let audioStream = try audio?.streamDescription()
         // Live (pipe) ASF gets small packets: a payload waits in the open ASF packet until later
         // ones fill it, so 1400 bytes instead of 3200 cut that wait (docs/latency.md).
-        var outputs = config.outputs
-        outputs.sendBufferBytes = Self.sendBufferBytes(config)
-        session = try MuxSession(queue: queue, outputs: outputs, streams: streams, streamingASFPacketSize: MuxSession.liveASFPacketSize,
-                                 statistics: statistics, adaptive: adaptive, report: report)
+        sessions = try outputGroups.indices.map { i in
+            var streams: [ContainerWriter.StreamDescription] = []
+            if !lanes.isEmpty { streams.append(try lanes[i].streamDescription()) }
+            if let audioStream { streams.append(audioStream) }
+            return try MuxSession(queue: queues[i], outputs: outputGroups[i], streams: streams,
+                                  streamingASFPacketSize: MuxSession.liveASFPacketSize, statistics: statistics, primary: i == 0,
+                                  adaptive: adaptive, report: report)
+        }
+        outputNames = config.outputs.destinations.map(\.destination.description)
         // Video encodes on a thread of its own, overlapping capture; audio is cheap enough to
         // encode on its capture thread. A live screen or camera is never kept waiting by a slow
         // frame's encode: a grab that waits is taken late, and shows a later instant than its slot.
@@ -114,6 +140,12 @@ public final class Pipeline: @unchecked Sendable {
         return AdaptiveBitrate(maximum: c.video.bitRate, minimum: c.video.effectiveMinimumBitRate)
     }
 
+    /// Whether files, stdout and viewers get a video encode of their own at `--vbitrate`: there
+    /// are some beside a URL output whose bit rate adapts, and `sharedEncode` does not say otherwise.
+    static func encodesApart(_ c: RecordConfiguration, adaptive: AdaptiveBitrate?) -> Bool {
+        adaptive != nil && !c.video.sharedEncode && c.outputs.hasLocalOutput
+    }
+
     /// Refuses what cannot work, with a message that says what would.
     static func validate(_ c: RecordConfiguration) throws {
         if !c.recordVideo && !c.recordAudio { throw LiveMuxError.invalid("nothing to record: --no-video and --no-audio together") }
@@ -124,7 +156,7 @@ public final class Pipeline: @unchecked Sendable {
     public func start() {
         guard !started else { return }
         started = true
-        session.start()
+        sessions.forEach { $0.start() }
         encoderThreads.forEach { $0.start() }
         for (i, source) in sources.enumerated() {
             // One source failing ends the recording gracefully: the others flush too.
@@ -145,7 +177,7 @@ public final class Pipeline: @unchecked Sendable {
     /// Waits until every thread has finished; throws the first failure.
     public func wait() throws {
         session.waitForProducers()
-        try session.finish()
+        try MuxSession.finish(sessions, outputNames: outputNames)
     }
 
     /// `livemux serve`: the URLs viewers can open (with the port bound, if 0 was asked for).
@@ -157,7 +189,7 @@ public final class Pipeline: @unchecked Sendable {
         let drift = timeline.drift.status
         (s.driftMs, s.avOffsetMs, s.driftCorrections, s.driftPPM) = (drift.driftMs, drift.offsetMs, drift.corrections, drift.driftPPM)
         s.devices = sources.compactMap { $0.deviceStatus?.snapshot }
-        s.network = session.networkSnapshots
+        s.network = sessions.flatMap(\.networkSnapshots)
         s.videoBitRate = adaptive?.current ?? videoBitRate
         return s
     }

@@ -46,6 +46,10 @@ struct RecordCommand {
       --min-vbitrate BPS    the adaptive bit rate's floor; below it video is dropped to the
                             next keyframe (default: a quarter of --vbitrate)
       --no-adaptive-bitrate keep --vbitrate whatever the link does (slow outputs drop video)
+      --shared-encode       files, stdout and viewers beside an adapting URL output take its
+                            encode, and so its bit rate (default: an encode of their own at
+                            --vbitrate, so a failing push never degrades the local recording;
+                            about 1.6x the video encoding CPU, docs/benchmarks.md)
       --gop SECONDS         keyframe interval (default: 2)
       --preset NAME         encoder preset (default: veryfast); tuning is zerolatency, no B-frames
 
@@ -123,6 +127,7 @@ struct RecordCommand {
             case "--vbitrate", "-b:v": c.video.bitRate = try Values.bitRate(try reader.value(for: opt), option: opt.name)
             case "--min-vbitrate": c.video.minimumBitRate = try Values.bitRate(try reader.value(for: opt), option: opt.name)
             case "--no-adaptive-bitrate": c.video.adaptiveBitRate = false
+            case "--shared-encode": c.video.sharedEncode = true
             case "--gop":
                 c.video.gopSeconds = try Values.seconds(try reader.value(for: opt), option: opt.name)
             case "--preset":

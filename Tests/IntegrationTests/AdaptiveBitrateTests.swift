@@ -82,9 +82,13 @@ final class AdaptiveBitrateTests: XCTestCase {
         let check = try StatsSchemaTests.validate(stats, in: dir)
         XCTAssertEqual(check.status, 0, check.stdoutText + check.stderr)
 
-        // The file beside it keeps every frame.
+        // The file beside it keeps every frame, and its own encode keeps --vbitrate (issue 32).
         XCTAssertEqual(try Tools.probe(file).stream("video")?.packetCount, 1500)
         XCTAssertEqual(try Tools.decodeErrors(file), "")
+        let fileKbps = try BackupRecordingTests.videoKbps(file)
+        let fileSqueezed = stride(from: 10, to: 30, by: 2).map { fileKbps[$0] ?? 0 }
+        print("adaptive: the file's video in the squeeze min \(Int(fileSqueezed.min() ?? 0)) kbit/s")
+        XCTAssertGreaterThan(fileSqueezed.min() ?? 0, 1600, "\(fileKbps.sorted { $0.key < $1.key })")
     }
 
     /// A link too slow for even the floor, with the adaptive bit rate off: the output skips to the

@@ -11,7 +11,10 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
     let format: AudioFormat
     private let encoder: Encoder
     private let timeline: Timeline
-    private let queue: MuxQueue
+    /// Every packet goes to each of these (one per mux session: two when files keep their own
+    /// video encode beside an adapting URL output), until that queue is cancelled.
+    private let queues: [MuxQueue]
+    private var refused: Set<Int> = []
     private let statistics: Statistics
     private var resampler: Resampler?
     private var resamplerInput: (rate: Int, channels: Int, format: Int32)?
@@ -31,7 +34,7 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
     private var gaveUpWaiting = false
     private var nextInputTime: Int64?
 
-    init(settings: AudioSettings, format: AudioFormat, timeline: Timeline, queue: MuxQueue, statistics: Statistics,
+    init(settings: AudioSettings, format: AudioFormat, timeline: Timeline, queues: [MuxQueue], statistics: Statistics,
          duration: Double?) throws {
         self.settings = settings
         self.format = format
@@ -44,7 +47,7 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
         frameSize = encoder.frameSize > 0 ? encoder.frameSize : 1024
         fifo = try AudioFIFO(format: .floatPlanar, channels: format.channels, sampleRate: format.sampleRate)
         self.timeline = timeline
-        self.queue = queue
+        self.queues = queues
         self.statistics = statistics
         sampleLimit = duration.map { Int64(($0 * Double(format.sampleRate)).rounded()) }
     }
@@ -171,7 +174,7 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
         _ = try encodeReady(flushing: true)
         try encoder.send(nil)
         _ = try drain(promising: false)
-        queue.end(.audio)
+        queues.forEach { $0.end(.audio) }
     }
 
     /// Queues what the encoder has ready. `promising`: every frame sent so far was a whole
@@ -188,9 +191,16 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
             statistics.countEncoded(.audio, bytes: packet.size)
             let captured = captureTimes.first?.time ?? lastCaptureTime
             let next = promising ? packet.dts + Int64(frameSize) : nil
-            if !queue.push(EncodedPacket(stream: .audio, packet: packet, timeBase: encoder.timeBase, captureTime: captured,
-                                         nextDTSAtLeast: next)) {
-                isDone = true  // the mux queue was cancelled: nothing more is wanted
+            for (i, queue) in queues.enumerated() where !refused.contains(i) {
+                // The last queue takes the packet itself; the others a reference to its data.
+                let copy = i == queues.count - 1 ? packet : try packet.reference()
+                if !queue.push(EncodedPacket(stream: .audio, packet: copy, timeBase: encoder.timeBase, captureTime: captured,
+                                             nextDTSAtLeast: next)) {
+                    refused.insert(i)  // that queue was cancelled: its outputs want nothing more
+                }
+            }
+            if refused.count == queues.count {
+                isDone = true
                 return false
             }
         }

@@ -13,6 +13,8 @@ public enum Destination: Sendable, Equatable {
         }
     }
 
+    var isNetwork: Bool { if case .network = self { return true } else { return false } }
+
     /// `scheme://…` names a network output; anything else (but `-`) is a file. The scheme takes
     /// FFmpeg's characters (ASCII letters, digits, `+-.`), and `://` is found by Unicode scalar as
     /// `maskedURL` finds it: `tcp://\u{30D}u:KEY@h` is a URL whose description hides the key

@@ -13,6 +13,9 @@ public struct VideoSettings: Sendable, Equatable {
     /// Follow the primary network output's link (H.264): the bit rate steps down to fit it and
     /// climbs back to `bitRate`, never below `minimumBitRate`.
     public var adaptiveBitRate = true
+    /// With an adapting URL output, files, stdout and live viewers take its encode too (and so
+    /// its bit rate) instead of an encode of their own at `bitRate`: half the video encoding CPU.
+    public var sharedEncode = false
     /// The adaptive bit rate's floor; nil: a quarter of `bitRate`.
     public var minimumBitRate: Int?
     public var effectiveMinimumBitRate: Int { minimumBitRate ?? bitRate / 4 }

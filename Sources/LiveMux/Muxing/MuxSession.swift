@@ -37,6 +37,8 @@ final class MuxSession: @unchecked Sendable {
     /// packet until later ones fill it; nil: the muxer's 3200 bytes.
     private let streamingASFPacketSize: Int?
     private let flvHEVC: FLVHEVCMode
+    /// False for a second session (URL outputs with an encode of their own; see `MuxThread`).
+    private let primary: Bool
     private let server: HTTPServer?
     private let producers = DispatchGroup()
     private let muxDone = DispatchGroup()
@@ -57,9 +59,10 @@ final class MuxSession: @unchecked Sendable {
     ///   - streamingASFPacketSize: see the property.
     init(queue: MuxQueue, outputs: Outputs, streams: [ContainerWriter.StreamDescription]?,
          extraRoute: (format: ContainerFormat, seekable: Bool, sinks: [ChunkSink])? = nil,
-         streamingASFPacketSize: Int? = nil, statistics: Statistics = Statistics(), recycle: PacketPool? = nil,
-         adaptive: AdaptiveBitrate? = nil, report: @escaping @Sendable (String) -> Void) throws {
+         streamingASFPacketSize: Int? = nil, statistics: Statistics = Statistics(), primary: Bool = true,
+         recycle: PacketPool? = nil, adaptive: AdaptiveBitrate? = nil, report: @escaping @Sendable (String) -> Void) throws {
         self.queue = queue
+        self.primary = primary
         self.statistics = statistics
         self.recycle = recycle
         self.report = report
@@ -128,7 +131,7 @@ final class MuxSession: @unchecked Sendable {
     func start() {
         guard muxThread == nil else { return }
         let thread = MuxThread(outputs: routes.map { .init(writer: $0.writer!, sinks: $0.sinks) }, queue: queue,
-                               statistics: statistics, recycle: recycle,
+                               statistics: statistics, primary: primary, recycle: recycle,
                                outputNames: outputNames.isEmpty ? nil : outputNames, report: report)
         muxThread = thread
         Self.spawn("livemux-mux", in: muxDone) { thread.run() }
@@ -182,14 +185,30 @@ final class MuxSession: @unchecked Sendable {
     /// Waits until the mux thread has written every trailer (the producers must have ended their
     /// streams, or `cancel` been called), stops the server, and throws the first failure: a
     /// producer's, else the mux thread's, else every output's fate when some stopped early.
-    func finish() throws {
-        muxDone.wait()
-        if isStarted { server?.stop() }
-        lock.lock()
-        let failure = producerFailure
-        lock.unlock()
-        if let failure { throw failure }
-        if let failure = muxThread?.failure { throw failure }
-        if let partial = muxThread?.partialFailure { throw partial }
+    func finish() throws { try Self.finish([self]) }
+
+    /// `finish` for sessions that share producers (a recording whose URL outputs have an encode
+    /// of their own): a producer's failure, else a muxer's, else — when every output of every
+    /// session stopped — the first session's reason; when only some stopped, one line with every
+    /// output's fate (`outputNames`: in the order the user gave them; default: by session).
+    static func finish(_ sessions: [MuxSession], outputNames: [String]? = nil) throws {
+        for session in sessions {
+            session.muxDone.wait()
+            if session.isStarted { session.server?.stop() }
+        }
+        for session in sessions {
+            session.lock.lock()
+            let failure = session.producerFailure
+            session.lock.unlock()
+            if let failure { throw failure }
+        }
+        let threads = sessions.compactMap(\.muxThread)
+        if let muxerFailure = threads.first(where: { $0.failure != nil && !$0.lostEveryOutput })?.failure { throw muxerFailure }
+        if !threads.isEmpty, threads.allSatisfy(\.lostEveryOutput), let failure = threads[0].failure { throw failure }
+        let stopped = threads.reduce(into: [String: String]()) { $0.merge($1.stoppedOutputs) { first, _ in first } }
+        guard !stopped.isEmpty else { return }
+        let names = outputNames ?? threads.flatMap(\.outputNames)
+        let fates = names.map { name in stopped[name].map { "\(name) stopped: \($0)" } ?? "\(name) complete" }
+        throw LiveMuxError.output("\(stopped.count) of \(names.count) outputs failed: \(fates.joined(separator: "; "))")
     }
 }

@@ -20,24 +20,31 @@ final class MuxThread: @unchecked Sendable {
     private let queue: MuxQueue
     private let statistics: Statistics
     private let report: @Sendable (String) -> Void
-    /// The first failure: a muxer error, or every sink gone.
+    /// The first failure: a muxer error, or every sink gone (`lostEveryOutput`).
     @exclusivity(unchecked) private(set) var failure: Error?
+    /// The failure is that every sink stopped, not the muxer's own.
+    private(set) var lostEveryOutput = false
     /// Capture → bytes out, for the first output (see DeliveryLatency).
     @exclusivity(unchecked) private var latency: DeliveryLatency
 
     /// Where written packets go back to their reader (`livemux mux`); nil: they are freed here.
     private let recycle: PacketPool?
     /// Every output's name (HTTP viewers' hubs aside), and why each one that stopped did.
-    private let outputNames: [String]
-    private var stoppedOutputs: [String: String] = [:]
+    let outputNames: [String]
+    private(set) var stoppedOutputs: [String: String] = [:]
+    /// False for a second session's thread (URL outputs with an encode of their own): its packets
+    /// are not the recording's in the statistics (media time, bytes muxed, latency, late drops),
+    /// and its last output stopping is said as a stop, since the first session's outputs go on.
+    private let primary: Bool
     /// What the first output muxed since the statistics last heard of it (nil: nothing): they are
     /// told once a batch, not once a packet (a lock round and a hashed name each).
     @exclusivity(unchecked) private var unreportedMux: (mediaTime: Double, bytes: Int)?
 
     /// - Parameter outputNames: the outputs in the order the user gave them (default: by muxer).
-    init(outputs: [Output], queue: MuxQueue, statistics: Statistics, recycle: PacketPool? = nil, outputNames: [String]? = nil,
-         report: @escaping @Sendable (String) -> Void) {
+    init(outputs: [Output], queue: MuxQueue, statistics: Statistics, primary: Bool = true, recycle: PacketPool? = nil,
+         outputNames: [String]? = nil, report: @escaping @Sendable (String) -> Void) {
         self.outputs = outputs
+        self.primary = primary
         self.recycle = recycle
         self.outputNames = outputNames ?? outputs.flatMap(\.sinks).filter { !($0 is StreamHub) }.map(\.name)
         latency = DeliveryLatency(format: outputs.first?.writer.format ?? .flv)
@@ -66,7 +73,7 @@ final class MuxThread: @unchecked Sendable {
         for i in outputs.indices where !outputs[i].sinks.isEmpty {
             do {
                 deliver(try outputs[i].writer.trailer(), to: i)
-                if i == 0 { for l in latency.flushed(now: Timestamp.monotonicMicroseconds()) { statistics.recordLatency(l) } }
+                if i == 0 && primary { for l in latency.flushed(now: Timestamp.monotonicMicroseconds()) { statistics.recordLatency(l) } }
             } catch {
                 fail(error)
             }
@@ -94,11 +101,11 @@ final class MuxThread: @unchecked Sendable {
         for i in outputs.indices where !outputs[i].sinks.isEmpty {
             do {
                 guard let chunk = try outputs[i].writer.write(packet) else {
-                    statistics.countDropped(packet.stream)
+                    if primary { statistics.countDropped(packet.stream) }
                     continue
                 }
                 deliver(chunk, to: i)
-                if i == 0 {
+                if i == 0 && primary {
                     let t = Double(packet.dts) * packet.timeBase.doubleValue
                     unreportedMux = (max(unreportedMux?.mediaTime ?? t, t), (unreportedMux?.bytes ?? 0) + chunk.count)
                     if packet.captureTime > 0 || latency.hasPending {
@@ -128,19 +135,12 @@ final class MuxThread: @unchecked Sendable {
         // Network sinks' errors start with their (masked) name: say it once.
         if reason.hasPrefix(sink.name + ": ") { reason.removeFirst(sink.name.count + 2) }
         stoppedOutputs[sink.name] = reason
-        if outputs.allSatisfy({ $0.sinks.isEmpty }) {
+        let lastOne = outputs.allSatisfy { $0.sinks.isEmpty }
+        if !lastOne || !primary { report("output \(sink.name) stopped: \(reason)") }
+        if lastOne {
+            if failure == nil { lostEveryOutput = true }
             fail(error)
-        } else {
-            report("output \(sink.name) stopped: \(reason)")
         }
-    }
-
-    /// When some outputs stopped while others went on: one line with every output's fate (the
-    /// run then fails, so a script knows). Nil when all completed, or `failure` says why none did.
-    var partialFailure: Error? {
-        guard failure == nil, !stoppedOutputs.isEmpty else { return nil }
-        let fates = outputNames.map { name in stoppedOutputs[name].map { "\(name) stopped: \($0)" } ?? "\(name) complete" }
-        return LiveMuxError.output("\(stoppedOutputs.count) of \(outputNames.count) outputs failed: \(fates.joined(separator: "; "))")
     }
 
     private func fail(_ error: Error) {

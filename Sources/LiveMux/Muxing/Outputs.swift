@@ -32,6 +32,18 @@ public struct Outputs: Sendable {
         return nil
     }
 
+    /// The URL outputs apart from the rest (files, stdout, live viewers): each with these settings.
+    var splitByNetwork: (network: Outputs, local: Outputs) {
+        var network = self, local = self
+        network.destinations = destinations.filter(\.destination.isNetwork)
+        network.listen = nil
+        local.destinations = destinations.filter { !$0.destination.isNetwork }
+        return (network, local)
+    }
+
+    /// Whether some output is not a URL: a file, stdout or live viewers.
+    var hasLocalOutput: Bool { listen != nil || destinations.contains { !$0.destination.isNetwork } }
+
     /// Refuses what cannot work, with a message that says what would.
     func validate() throws {
         if !(maxLatency > 0) { throw LiveMuxError.invalid("--max-latency must be more than 0 seconds") }

@@ -32,6 +32,9 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
     private var latencySkips = 0
     /// The writer thread has returned: the watcher stops too.
     private var writerDone = false
+    /// A connection is up and has taken the header. Only then do its samples steer the bit rate:
+    /// the backlog of an output that is not connected says nothing about any link.
+    private var connected = false
     /// Set when the output has been given up; `write` then throws it so the mux thread drops the sink.
     private var failure: Error?
 
@@ -164,6 +167,7 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
                 condition.unlock()
                 try write(header, to: output)
             } catch {
+                setConnected(false)
                 guard retry(after: error, failures: &failures) else { return }
                 continue
             }
@@ -178,13 +182,14 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
             }
             everConnected = true
             failures = 0
+            setConnected(true)
             do {
                 try send(to: output)
-                forgetSocket()
+                setConnected(false)
                 try? output.close()
                 return
             } catch {
-                forgetSocket()
+                setConnected(false)
                 // This connection is gone: what is queued restarts at a keyframe on the next one.
                 condition.lock()
                 let before = queue.dropped
@@ -221,9 +226,11 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
         condition.unlock()
     }
 
-    private func forgetSocket() {
+    /// Up (the header went out), or gone: then its socket is forgotten too.
+    private func setConnected(_ up: Bool) {
         condition.lock()
-        socket = nil
+        connected = up
+        if !up { socket = nil }
         condition.unlock()
     }
 
@@ -241,6 +248,7 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
             let kernel = socket?.sendQueue()
             let s = monitor.sample(at: now, queue: kernel, oldestQueued: queue.oldestCaptureTime)
             status = s
+            let steers = connected
             var warn = false
             if s.backlogMs > tuning.maxLatency * 1000 {
                 if queue.canSkip {
@@ -256,7 +264,7 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
             if warn {
                 report("output \(name): \(String(format: "%.1f", s.backlogMs / 1000)) s behind, over --max-latency \(tuning.maxLatency) s: skipping to the newest keyframe (audio kept)")
             }
-            if let adaptive = tuning.adaptive, now - lastControl >= Self.controlInterval {
+            if let adaptive = tuning.adaptive, steers, now - lastControl >= Self.controlInterval {
                 lastControl = now
                 adaptive.update(at: now, s)
             }
