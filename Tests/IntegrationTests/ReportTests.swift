@@ -69,6 +69,22 @@ final class ReportTests: XCTestCase {
         XCTAssertGreaterThan(svgText.components(separatedBy: "class=\"inversion\"").count - 1, 50)
     }
 
+    /// An ordinary MP4 from ffmpeg: video in 1/15360, audio in 1/48000. At 1.6 s and 3.2 s an audio
+    /// packet follows video of exactly the same time, which is no inversion.
+    func testOrdinaryMP4IsWellInterleaved() throws {
+        let mp4 = "\(dir)/ffmpeg.mp4"
+        let made = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30:duration=4",
+                                            "-f", "lavfi", "-i", "sine=sample_rate=48000:duration=4",
+                                            "-c:v", "libx264", "-c:a", "aac", "-shortest", mp4])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let out = try report(mp4)
+        XCTAssertEqual(out.status, 0, out.stderr)
+        let text = out.stdoutText
+        XCTAssertTrue(text.contains("interleaving: good"), text)
+        XCTAssertTrue(text.contains("no inversions"), text)
+        XCTAssertTrue(text.contains("video h264 160x120, 120 packets"), text)
+    }
+
     func testErrors() throws {
         let missing = try report("\(dir)/none.asf")
         XCTAssertEqual(missing.status, 1)

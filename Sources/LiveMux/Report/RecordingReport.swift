@@ -17,13 +17,18 @@ public struct RecordingReport: Sendable {
         public var keyframes: [Double] = []
     }
 
-    /// One packet, in file order (by the position where it starts). `dts` in seconds.
+    /// One packet, in file order (by the position where it starts).
     public struct PacketRecord: Sendable {
         public let stream: Int
-        public let dts: Double
+        /// The DTS in `timeBase`: times of two streams are compared exactly, in integers.
+        public let timestamp: Int64
+        public let timeBase: Rational
         public let size: Int
         public let isKeyframe: Bool
         public let position: Int64
+
+        /// The DTS in seconds, for what is shown and measured (distances, bit rate).
+        public var dts: Double { Double(timestamp) * timeBase.doubleValue }
     }
 
     /// A packet whose DTS lies before the DTS already read from another stream.
@@ -80,12 +85,12 @@ public struct RecordingReport: Sendable {
             var ts = packet.dts
             if ts == Timestamp.none { ts = packet.pts }
             guard ts != Timestamp.none else { continue }
-            let seconds = Double(ts) * bases[i].doubleValue
-            records.append(PacketRecord(stream: i, dts: seconds, size: packet.size, isKeyframe: packet.isKeyframe,
-                                        position: packet.position))
+            let record = PacketRecord(stream: i, timestamp: ts, timeBase: bases[i], size: packet.size,
+                                      isKeyframe: packet.isKeyframe, position: packet.position)
+            records.append(record)
             streams[i].packets += 1
             streams[i].bytes += packet.size
-            if packet.isKeyframe && streams[i].kind == .video { streams[i].keyframes.append(seconds) }
+            if packet.isKeyframe && streams[i].kind == .video { streams[i].keyframes.append(record.dts) }
         }
         // File order is where each packet starts in the file. Demuxers may hand packets over in
         // another order: FFmpeg's ASF reader returns a frame split over several ASF packets only
@@ -93,7 +98,10 @@ public struct RecordingReport: Sendable {
         // are ordered by DTS: a reader takes that packet whole.
         if records.allSatisfy({ $0.position >= 0 }) {
             records = records.enumerated().sorted { a, b in
-                (a.element.position, a.element.dts, a.offset) < (b.element.position, b.element.dts, b.offset)
+                let (p, q) = (a.element, b.element)
+                if p.position != q.position { return p.position < q.position }
+                let order = Timestamp.compare(p.timestamp, p.timeBase, q.timestamp, q.timeBase)
+                return order != 0 ? order < 0 : a.offset < b.offset
             }.map(\.element)
         }
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
@@ -112,26 +120,32 @@ public struct RecordingReport: Sendable {
 
     /// Walks the packets in file order, as a player would.
     mutating func analyseInterleaving() {
-        var last: [Int: Double] = [:]
+        var last: [Int: PacketRecord] = [:]
         let video = streams.first { $0.kind == .video }?.index
         let audio = streams.first { $0.kind == .audio }?.index
         for (n, p) in packets.enumerated() {
-            if let mine = last[p.stream], p.dts < mine { backwardsInStream += 1 }
-            for (other, t) in last where other != p.stream {
-                let distance = abs(p.dts - t)
+            if let mine = last[p.stream], Self.isBefore(p, mine) { backwardsInStream += 1 }
+            for (other, q) in last where other != p.stream {
+                let distance = abs(p.dts - q.dts)
                 if distance > largestDistance {
                     largestDistance = distance
                     largestDistancePacket = n
                 }
-                if p.dts < t {
-                    inversions.append(Inversion(packet: n, position: p.position, dts: p.dts, otherDTS: t))
+                if Self.isBefore(p, q) {
+                    inversions.append(Inversion(packet: n, position: p.position, dts: p.dts, otherDTS: q.dts))
                 }
             }
-            last[p.stream] = p.dts
+            last[p.stream] = p
             if let v = video, let a = audio, let lv = last[v], let la = last[a] {
-                offsetTrace.append((n, lv - la))
+                offsetTrace.append((n, lv.dts - la.dts))
             }
         }
+    }
+
+    /// True when `a`'s DTS lies strictly before `b`'s, compared exactly across time bases: as
+    /// doubles, 76800/48000 s came out below 24576/15360 s, though both are 1.6 s.
+    static func isBefore(_ a: PacketRecord, _ b: PacketRecord) -> Bool {
+        Timestamp.compare(a.timestamp, a.timeBase, b.timestamp, b.timeBase) < 0
     }
 
     /// Bit rate (kbit/s) of every stream together, per `interval` seconds of DTS from the start.
