@@ -69,6 +69,20 @@ final class ReportTests: XCTestCase {
         XCTAssertGreaterThan(svgText.components(separatedBy: "class=\"inversion\"").count - 1, 50)
     }
 
+    /// HEVC in ASF: FFmpeg 5.1's ASF reader maps no FourCC to HEVC, so the codec is named by the
+    /// stream's tag ('HEVC', as LiveMux writes it).
+    func testHEVCInASFIsNamedByItsFourCC() throws {
+        let path = "\(dir)/hevc.asf"
+        let r = try Tools.livemux(["record", "--no-realtime", "-q", "-t", "3", "--size", "160x120", "--vcodec", "hevc", "-o", path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let out = try report(path)
+        XCTAssertEqual(out.status, 0, out.stderr)
+        let text = out.stdoutText
+        XCTAssertTrue(text.contains("video hevc (FourCC HEVC) 160x120, 90 packets"), text)
+        XCTAssertTrue(text.contains("GOP: 2 keyframes, every 2.000 s = 60 frames; starts with a keyframe"), text)
+        XCTAssertTrue(text.contains("interleaving: good"), text)
+    }
+
     /// An ordinary MP4 from ffmpeg: video in 1/15360, audio in 1/48000. At 1.6 s and 3.2 s an audio
     /// packet follows video of exactly the same time, which is no inversion.
     func testOrdinaryMP4IsWellInterleaved() throws {

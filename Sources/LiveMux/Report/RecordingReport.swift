@@ -10,6 +10,8 @@ public struct RecordingReport: Sendable {
         public let index: Int
         public let kind: StreamKind?
         public let codec: String
+        /// The container's FourCC, when the codec is named by it (libavformat named none).
+        public var fourCC: String? = nil
         public let width: Int, height: Int
         public let sampleRate: Int, channels: Int
         public var packets = 0
@@ -72,9 +74,11 @@ public struct RecordingReport: Sendable {
             throw ExplainedError("cannot read '\(path)': \(error.message) (give a recording, such as one livemux record wrote)", cause: error)
         }
         var streams = input.streams.map { s in
-            Stream(index: s.index, kind: s.mediaType == .video ? .video : s.mediaType == .audio ? .audio : nil,
-                   codec: s.parameters.codecName, width: s.parameters.width, height: s.parameters.height,
-                   sampleRate: s.parameters.sampleRate, channels: s.parameters.channelCount)
+            let p = s.parameters
+            let fourCC = p.isUnknownCodec && p.codecTag != 0 ? Self.fourCC(p.codecTag) : nil
+            return Stream(index: s.index, kind: s.mediaType == .video ? .video : s.mediaType == .audio ? .audio : nil,
+                          codec: fourCC.flatMap { Self.codecsByFourCC[$0] } ?? p.codecName, fourCC: fourCC,
+                          width: p.width, height: p.height, sampleRate: p.sampleRate, channels: p.channelCount)
         }
         let bases = input.streams.map(\.timeBase)
         var records: [PacketRecord] = []
@@ -108,6 +112,18 @@ public struct RecordingReport: Sendable {
         var report = RecordingReport(path: path, formatName: input.formatName, fileSize: size, streams: streams, packets: records)
         report.analyseInterleaving()
         return report
+    }
+
+    /// FourCCs of codecs FFmpeg 5.1's ASF reader does not name: its RIFF table has none for HEVC
+    /// ('HEVC' and 'H265' are in the unofficial one, which only the AVI reader consults), so
+    /// LiveMux's HEVC in ASF (tag 'HEVC') reads back with no codec.
+    static let codecsByFourCC = ["HEVC": "hevc", "H265": "hevc", "hvc1": "hevc", "hev1": "hevc"]
+
+    /// A codec tag as text, first character from the low byte; nil unless all four are printable.
+    static func fourCC(_ tag: UInt32) -> String? {
+        let bytes = (0..<4).map { UInt8(truncatingIfNeeded: tag >> (8 * $0)) }
+        guard bytes.allSatisfy({ (0x20...0x7E).contains($0) }) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     init(path: String, formatName: String, fileSize: Int64, streams: [Stream], packets: [PacketRecord]) {
@@ -180,7 +196,7 @@ public struct RecordingReport: Sendable {
         let seconds = { (v: Double) in String(format: "%.3f s", v) }
         lines.append("file: \(path) (\(formatName), \(fileSize) bytes, \(seconds(duration)), \(packets.count) packets)")
         for s in streams {
-            var line = "stream \(s.index): \(s.kind?.rawValue ?? "other") \(s.codec)"
+            var line = "stream \(s.index): \(s.kind?.rawValue ?? "other") \(s.codec)" + (s.fourCC.map { " (FourCC \($0))" } ?? "")
             if s.kind == .video { line += " \(s.width)x\(s.height)" }
             if s.kind == .audio { line += " \(s.sampleRate) Hz \(s.channels) ch" }
             let span = duration(of: s)
