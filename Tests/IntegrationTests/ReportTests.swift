@@ -83,6 +83,24 @@ final class ReportTests: XCTestCase {
         XCTAssertTrue(text.contains("interleaving: good"), text)
     }
 
+    /// Elementary H.264 and HEVC carry no timestamps: their frames are timed, in decoding order, at
+    /// the rate the parameter sets state (25 fps here), as `livemux mux` times them.
+    func testElementaryVideoIsTimedAtItsStatedRate() throws {
+        for (codec, file) in [("libx264", "x.h264"), ("libx265", "x.h265")] {
+            let path = "\(dir)/\(file)"
+            let made = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=2",
+                                                "-c:v", codec, "-g", "25", "-bf", "0", "-x265-params", "log-level=error", path])
+            XCTAssertEqual(made.status, 0, made.stderr)
+            let out = try report(path)
+            XCTAssertEqual(out.status, 0, out.stderr)
+            let text = out.stdoutText
+            XCTAssertTrue(text.contains("video \(codec == "libx264" ? "h264" : "hevc") 160x120, 50 packets"), text)
+            XCTAssertTrue(text.contains("25.00 frames/s"), text)
+            XCTAssertTrue(text.contains("GOP: 2 keyframes, every 1.000 s = 25 frames; starts with a keyframe"), text)
+            XCTAssertTrue(text.contains("no timestamps: its frames are timed in decoding order at 25 fps, the rate its parameter sets state"), text)
+        }
+    }
+
     /// An ordinary MP4 from ffmpeg: video in 1/15360, audio in 1/48000. At 1.6 s and 3.2 s an audio
     /// packet follows video of exactly the same time, which is no inversion.
     func testOrdinaryMP4IsWellInterleaved() throws {

@@ -46,6 +46,8 @@ public struct RecordingReport: Sendable {
     public let fileSize: Int64
     public private(set) var streams: [Stream]
     public let packets: [PacketRecord]
+    /// What the numbers rest on, or leave out, beyond the file's own timestamps: one line each.
+    public private(set) var notes: [String] = []
 
     /// Largest distance between a packet's DTS and the last DTS read from the other stream (s).
     public private(set) var largestDistance: Double = 0
@@ -80,7 +82,19 @@ public struct RecordingReport: Sendable {
                           codec: fourCC.flatMap { Self.codecsByFourCC[$0] } ?? p.codecName, fourCC: fourCC,
                           width: p.width, height: p.height, sampleRate: p.sampleRate, channels: p.channelCount)
         }
-        let bases = input.streams.map(\.timeBase)
+        var bases = input.streams.map(\.timeBase)
+        var notes: [String] = []
+        // Elementary H.264/HEVC has no timestamps: its frames are counted at a rate, as `livemux
+        // mux` times them (ElementaryFrameRate, else 25 fps).
+        let elementary = Self.elementaryFormats.contains(input.formatName)
+        if elementary {
+            let stated = ElementaryFrameRate.read(path, hevc: input.formatName == "hevc").flatMap(FrameRate.init)
+            let rate = stated.flatMap { $0.isSupported ? $0 : nil } ?? FileMuxJob.fallbackFrameRate
+            bases = bases.map { _ in rate.frameDuration }
+            notes.append("timing: an elementary stream has no timestamps: its frames are timed in decoding order at \(rate) fps, "
+                         + (stated == rate ? "the rate its parameter sets state" : "as its parameter sets state no usable rate"))
+        }
+        var untimed = [Int](repeating: 0, count: streams.count)
         var records: [PacketRecord] = []
         let packet = try Packet()
         while try input.read(into: packet) {
@@ -88,7 +102,11 @@ public struct RecordingReport: Sendable {
             guard i < streams.count else { continue }
             var ts = packet.dts
             if ts == Timestamp.none { ts = packet.pts }
-            guard ts != Timestamp.none else { continue }
+            if elementary { ts = Int64(streams[i].packets) }
+            guard ts != Timestamp.none else {
+                untimed[i] += 1
+                continue
+            }
             let record = PacketRecord(stream: i, timestamp: ts, timeBase: bases[i], size: packet.size,
                                       isKeyframe: packet.isKeyframe, position: packet.position)
             records.append(record)
@@ -108,11 +126,18 @@ public struct RecordingReport: Sendable {
                 return order != 0 ? order < 0 : a.offset < b.offset
             }.map(\.element)
         }
+        for (i, count) in untimed.enumerated() where count > 0 {
+            notes.append("timing: \(count) packets of stream \(i) carry no timestamp and are left out of every number")
+        }
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
         var report = RecordingReport(path: path, formatName: input.formatName, fileSize: size, streams: streams, packets: records)
+        report.notes = notes
         report.analyseInterleaving()
         return report
     }
+
+    /// libavformat's elementary video formats (H.264 and HEVC Annex B streams).
+    static let elementaryFormats: Set<String> = ["h264", "hevc"]
 
     /// FourCCs of codecs FFmpeg 5.1's ASF reader does not name: its RIFF table has none for HEVC
     /// ('HEVC' and 'H265' are in the unofficial one, which only the AVI reader consults), so
@@ -207,6 +232,7 @@ public struct RecordingReport: Sendable {
             }
             lines.append(line)
         }
+        lines += notes
         if let v = streams.first(where: { $0.kind == .video }) {
             let first = packets.first { $0.stream == v.index }
             var gop = "GOP: \(v.keyframes.count) keyframe\(v.keyframes.count == 1 ? "" : "s")"
