@@ -10,8 +10,9 @@ public struct RecordingReport: Sendable {
         public let index: Int
         public let kind: StreamKind?
         public let codec: String
-        /// The container's FourCC, when the codec is named by it (libavformat named none).
-        public var fourCC: String? = nil
+        /// How the container names the codec ("FourCC HEVC", "FLV codec id 12"), shown when
+        /// libavformat does not name it or LiveMux reads the container itself.
+        public var signalling: String? = nil
         public let width: Int, height: Int
         public let sampleRate: Int, channels: Int
         public var packets = 0
@@ -46,8 +47,8 @@ public struct RecordingReport: Sendable {
     public let fileSize: Int64
     public private(set) var streams: [Stream]
     public let packets: [PacketRecord]
-    /// What the numbers rest on, or leave out, beyond the file's own timestamps: one line each.
-    public private(set) var notes: [String] = []
+    /// What the numbers rest on, or leave out, beyond the file as it is: one line each.
+    public internal(set) var notes: [String] = []
 
     /// Largest distance between a packet's DTS and the last DTS read from the other stream (s).
     public private(set) var largestDistance: Double = 0
@@ -67,7 +68,8 @@ public struct RecordingReport: Sendable {
     public var end: Double { packets.map(\.dts).max() ?? 0 }
     public var duration: Double { max(0, end - start) }
 
-    /// Reads every packet of the file (through libavformat, no decoding).
+    /// Reads every packet of the file, no decoding: through libavformat, or FLV with HEVC or
+    /// Enhanced RTMP video, which FFmpeg 5.1 cannot read, through `FLVTagReader`.
     public static func read(_ path: String) throws -> RecordingReport {
         let input: InputDevice
         do {
@@ -75,11 +77,18 @@ public struct RecordingReport: Sendable {
         } catch let error as FFmpegError {
             throw ExplainedError("cannot read '\(path)': \(error.message) (give a recording, such as one livemux record wrote)", cause: error)
         }
+        var report = try (input.formatName == "flv" ? readFLVTags(path) : nil) ?? readPackets(of: input, path: path)
+        report.analyseInterleaving()
+        return report
+    }
+
+    /// Every packet libavformat reads, in file order.
+    private static func readPackets(of input: InputDevice, path: String) throws -> RecordingReport {
         var streams = input.streams.map { s in
             let p = s.parameters
             let fourCC = p.isUnknownCodec && p.codecTag != 0 ? Self.fourCC(p.codecTag) : nil
             return Stream(index: s.index, kind: s.mediaType == .video ? .video : s.mediaType == .audio ? .audio : nil,
-                          codec: fourCC.flatMap { Self.codecsByFourCC[$0] } ?? p.codecName, fourCC: fourCC,
+                          codec: fourCC.flatMap { Self.codecsByFourCC[$0] } ?? p.codecName, signalling: fourCC.map { "FourCC \($0)" },
                           width: p.width, height: p.height, sampleRate: p.sampleRate, channels: p.channelCount)
         }
         var bases = input.streams.map(\.timeBase)
@@ -132,7 +141,6 @@ public struct RecordingReport: Sendable {
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
         var report = RecordingReport(path: path, formatName: input.formatName, fileSize: size, streams: streams, packets: records)
         report.notes = notes
-        report.analyseInterleaving()
         return report
     }
 
@@ -221,8 +229,8 @@ public struct RecordingReport: Sendable {
         let seconds = { (v: Double) in String(format: "%.3f s", v) }
         lines.append("file: \(path) (\(formatName), \(fileSize) bytes, \(seconds(duration)), \(packets.count) packets)")
         for s in streams {
-            var line = "stream \(s.index): \(s.kind?.rawValue ?? "other") \(s.codec)" + (s.fourCC.map { " (FourCC \($0))" } ?? "")
-            if s.kind == .video { line += " \(s.width)x\(s.height)" }
+            var line = "stream \(s.index): \(s.kind?.rawValue ?? "other") \(s.codec)" + (s.signalling.map { " (\($0))" } ?? "")
+            if s.kind == .video && s.width > 0 { line += " \(s.width)x\(s.height)" }
             if s.kind == .audio { line += " \(s.sampleRate) Hz \(s.channels) ch" }
             let span = duration(of: s)
             let kbps = span > 0 ? Double(s.bytes) * 8 / span / 1000 : 0
