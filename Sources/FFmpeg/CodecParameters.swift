@@ -33,6 +33,10 @@ public final class CodecParameters: @unchecked Sendable {
     public var isH264: Bool { pointer.pointee.codec_id == AV_CODEC_ID_H264 }
     public var isHEVC: Bool { pointer.pointee.codec_id == AV_CODEC_ID_HEVC }
     public var isAAC: Bool { pointer.pointee.codec_id == AV_CODEC_ID_AAC }
+    /// True when libavformat named no codec for the stream (`AV_CODEC_ID_NONE`).
+    public var isUnknownCodec: Bool { pointer.pointee.codec_id == AV_CODEC_ID_NONE }
+    /// The container's tag for the codec (`codec_tag`: a FourCC, first character in the low byte); 0 when none.
+    public var codecTag: UInt32 { pointer.pointee.codec_tag }
     public var extradata: [UInt8] {
         guard let d = pointer.pointee.extradata, pointer.pointee.extradata_size > 0 else { return [] }
         return Array(UnsafeBufferPointer(start: d, count: Int(pointer.pointee.extradata_size)))

@@ -69,6 +69,111 @@ final class ReportTests: XCTestCase {
         XCTAssertGreaterThan(svgText.components(separatedBy: "class=\"inversion\"").count - 1, 50)
     }
 
+    /// HEVC in FLV, both ways LiveMux writes it, which FFmpeg 5.1's FLV reader cannot take apart
+    /// (Enhanced: `flashsv`, 1 packet; codec 12: no codec, the end-of-sequence tag counted as a
+    /// packet and an inversion). LiveMux's own tag reader must find what FFmpeg finds in the ASF
+    /// written from the same encode: the same stream lines, GOP, and a good interleave.
+    func testHEVCInFLVReadsLikeTheSameEncodeInASF() throws {
+        for (mode, signalling) in [("enhanced", "FourCC hvc1"), ("codec12", "FLV codec id 12")] {
+            let flv = "\(dir)/\(mode).flv", asf = "\(dir)/\(mode).asf"
+            let r = try Tools.livemux(["record", "--no-realtime", "-q", "-t", "3", "--size", "160x120", "--vcodec", "hevc",
+                                       "--flv-hevc", mode, "-o", flv, "-o", asf])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let flvOut = try report(flv), asfOut = try report(asf)
+            XCTAssertEqual(flvOut.status, 0, flvOut.stderr)
+            let text = flvOut.stdoutText
+            XCTAssertTrue(text.contains("video hevc (\(signalling)) 160x120, 90 packets"), text)
+            XCTAssertTrue(text.contains("GOP: 2 keyframes, every 2.000 s = 60 frames; starts with a keyframe"), text)
+            XCTAssertTrue(text.contains("interleaving: good"), text)
+            XCTAssertTrue(text.contains("no inversions"), text)
+            func summary(_ t: String) -> [String] {
+                t.split(separator: "\n").filter { $0.hasPrefix("stream ") || $0.hasPrefix("GOP:") }
+                    .map { $0.replacingOccurrences(of: " (\(signalling))", with: "").replacingOccurrences(of: " (FourCC HEVC)", with: "") }
+            }
+            XCTAssertEqual(summary(text), summary(asfOut.stdoutText), "\(text)\n---\n\(asfOut.stdoutText)")
+        }
+        // Cut off in the middle, as a recording whose writer was killed: what is whole is read, and the cut is told.
+        let whole = try Data(contentsOf: URL(fileURLWithPath: "\(dir)/enhanced.flv")), cut = "\(dir)/cut.flv"
+        try whole.prefix(whole.count / 2).write(to: URL(fileURLWithPath: cut))
+        let out = try report(cut)
+        XCTAssertEqual(out.status, 0, out.stderr)
+        XCTAssertTrue(out.stdoutText.contains("cut off: the file ends inside the tag at byte"), out.stdoutText)
+        XCTAssertTrue(out.stdoutText.contains("video hevc (FourCC hvc1) 160x120"), out.stdoutText)
+    }
+
+    /// What the tag reader cannot read is one error line, not numbers: HEVC FLV whose audio tags
+    /// say MP3 (SoundFormat 2) instead of AAC.
+    func testUnreadableHEVCFLVIsOneErrorLine() throws {
+        let flv = "\(dir)/hevc.flv", mp3 = "\(dir)/mp3.flv"
+        let r = try Tools.livemux(["record", "--no-realtime", "-q", "-t", "1", "--size", "160x120", "--vcodec", "hevc", "-o", flv])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: flv)))
+        var offset = 13, audioTags = 0
+        while offset + 11 < bytes.count {
+            let size = Int(bytes[offset + 1]) << 16 | Int(bytes[offset + 2]) << 8 | Int(bytes[offset + 3])
+            if bytes[offset] == 8 {
+                bytes[offset + 11] = 0x2F  // SoundFormat 2 (MP3), 44 kHz, 16-bit, stereo
+                audioTags += 1
+            }
+            offset += 11 + size + 4
+        }
+        XCTAssertGreaterThan(audioTags, 1)
+        try Data(bytes).write(to: URL(fileURLWithPath: mp3))
+        let out = try report(mp3)
+        XCTAssertEqual(out.status, 1)
+        XCTAssertEqual(out.stdoutText, "")
+        XCTAssertEqual(out.stderr.split(separator: "\n").count, 1, out.stderr)
+        XCTAssertTrue(out.stderr.hasPrefix("error: cannot read '\(mp3)': its audio is FLV SoundFormat 2"), out.stderr)
+    }
+
+    /// HEVC in ASF: FFmpeg 5.1's ASF reader maps no FourCC to HEVC, so the codec is named by the
+    /// stream's tag ('HEVC', as LiveMux writes it).
+    func testHEVCInASFIsNamedByItsFourCC() throws {
+        let path = "\(dir)/hevc.asf"
+        let r = try Tools.livemux(["record", "--no-realtime", "-q", "-t", "3", "--size", "160x120", "--vcodec", "hevc", "-o", path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let out = try report(path)
+        XCTAssertEqual(out.status, 0, out.stderr)
+        let text = out.stdoutText
+        XCTAssertTrue(text.contains("video hevc (FourCC HEVC) 160x120, 90 packets"), text)
+        XCTAssertTrue(text.contains("GOP: 2 keyframes, every 2.000 s = 60 frames; starts with a keyframe"), text)
+        XCTAssertTrue(text.contains("interleaving: good"), text)
+    }
+
+    /// Elementary H.264 and HEVC carry no timestamps: their frames are timed, in decoding order, at
+    /// the rate the parameter sets state (25 fps here), as `livemux mux` times them.
+    func testElementaryVideoIsTimedAtItsStatedRate() throws {
+        for (codec, file) in [("libx264", "x.h264"), ("libx265", "x.h265")] {
+            let path = "\(dir)/\(file)"
+            let made = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=2",
+                                                "-c:v", codec, "-g", "25", "-bf", "0", "-x265-params", "log-level=error", path])
+            XCTAssertEqual(made.status, 0, made.stderr)
+            let out = try report(path)
+            XCTAssertEqual(out.status, 0, out.stderr)
+            let text = out.stdoutText
+            XCTAssertTrue(text.contains("video \(codec == "libx264" ? "h264" : "hevc") 160x120, 50 packets"), text)
+            XCTAssertTrue(text.contains("25.00 frames/s"), text)
+            XCTAssertTrue(text.contains("GOP: 2 keyframes, every 1.000 s = 25 frames; starts with a keyframe"), text)
+            XCTAssertTrue(text.contains("no timestamps: its frames are timed in decoding order at 25 fps, the rate its parameter sets state"), text)
+        }
+    }
+
+    /// An ordinary MP4 from ffmpeg: video in 1/15360, audio in 1/48000. At 1.6 s and 3.2 s an audio
+    /// packet follows video of exactly the same time, which is no inversion.
+    func testOrdinaryMP4IsWellInterleaved() throws {
+        let mp4 = "\(dir)/ffmpeg.mp4"
+        let made = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30:duration=4",
+                                            "-f", "lavfi", "-i", "sine=sample_rate=48000:duration=4",
+                                            "-c:v", "libx264", "-c:a", "aac", "-shortest", mp4])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let out = try report(mp4)
+        XCTAssertEqual(out.status, 0, out.stderr)
+        let text = out.stdoutText
+        XCTAssertTrue(text.contains("interleaving: good"), text)
+        XCTAssertTrue(text.contains("no inversions"), text)
+        XCTAssertTrue(text.contains("video h264 160x120, 120 packets"), text)
+    }
+
     func testErrors() throws {
         let missing = try report("\(dir)/none.asf")
         XCTAssertEqual(missing.status, 1)

@@ -10,6 +10,9 @@ public struct RecordingReport: Sendable {
         public let index: Int
         public let kind: StreamKind?
         public let codec: String
+        /// How the container names the codec ("FourCC HEVC", "FLV codec id 12"), shown when
+        /// libavformat does not name it or LiveMux reads the container itself.
+        public var signalling: String? = nil
         public let width: Int, height: Int
         public let sampleRate: Int, channels: Int
         public var packets = 0
@@ -17,13 +20,18 @@ public struct RecordingReport: Sendable {
         public var keyframes: [Double] = []
     }
 
-    /// One packet, in file order (by the position where it starts). `dts` in seconds.
+    /// One packet, in file order (by the position where it starts).
     public struct PacketRecord: Sendable {
         public let stream: Int
-        public let dts: Double
+        /// The DTS in `timeBase`: times of two streams are compared exactly, in integers.
+        public let timestamp: Int64
+        public let timeBase: Rational
         public let size: Int
         public let isKeyframe: Bool
         public let position: Int64
+
+        /// The DTS in seconds, for what is shown and measured (distances, bit rate).
+        public var dts: Double { Double(timestamp) * timeBase.doubleValue }
     }
 
     /// A packet whose DTS lies before the DTS already read from another stream.
@@ -39,6 +47,8 @@ public struct RecordingReport: Sendable {
     public let fileSize: Int64
     public private(set) var streams: [Stream]
     public let packets: [PacketRecord]
+    /// What the numbers rest on, or leave out, beyond the file as it is: one line each.
+    public internal(set) var notes: [String] = []
 
     /// Largest distance between a packet's DTS and the last DTS read from the other stream (s).
     public private(set) var largestDistance: Double = 0
@@ -58,7 +68,8 @@ public struct RecordingReport: Sendable {
     public var end: Double { packets.map(\.dts).max() ?? 0 }
     public var duration: Double { max(0, end - start) }
 
-    /// Reads every packet of the file (through libavformat, no decoding).
+    /// Reads every packet of the file, no decoding: through libavformat, or FLV with HEVC or
+    /// Enhanced RTMP video, which FFmpeg 5.1 cannot read, through `FLVTagReader`.
     public static func read(_ path: String) throws -> RecordingReport {
         let input: InputDevice
         do {
@@ -66,12 +77,33 @@ public struct RecordingReport: Sendable {
         } catch let error as FFmpegError {
             throw ExplainedError("cannot read '\(path)': \(error.message) (give a recording, such as one livemux record wrote)", cause: error)
         }
+        var report = try (input.formatName == "flv" ? readFLVTags(path) : nil) ?? readPackets(of: input, path: path)
+        report.analyseInterleaving()
+        return report
+    }
+
+    /// Every packet libavformat reads, in file order.
+    private static func readPackets(of input: InputDevice, path: String) throws -> RecordingReport {
         var streams = input.streams.map { s in
-            Stream(index: s.index, kind: s.mediaType == .video ? .video : s.mediaType == .audio ? .audio : nil,
-                   codec: s.parameters.codecName, width: s.parameters.width, height: s.parameters.height,
-                   sampleRate: s.parameters.sampleRate, channels: s.parameters.channelCount)
+            let p = s.parameters
+            let fourCC = p.isUnknownCodec && p.codecTag != 0 ? Self.fourCC(p.codecTag) : nil
+            return Stream(index: s.index, kind: s.mediaType == .video ? .video : s.mediaType == .audio ? .audio : nil,
+                          codec: fourCC.flatMap { Self.codecsByFourCC[$0] } ?? p.codecName, signalling: fourCC.map { "FourCC \($0)" },
+                          width: p.width, height: p.height, sampleRate: p.sampleRate, channels: p.channelCount)
         }
-        let bases = input.streams.map(\.timeBase)
+        var bases = input.streams.map(\.timeBase)
+        var notes: [String] = []
+        // Elementary H.264/HEVC has no timestamps: its frames are counted at a rate, as `livemux
+        // mux` times them (ElementaryFrameRate, else 25 fps).
+        let elementary = Self.elementaryFormats.contains(input.formatName)
+        if elementary {
+            let stated = ElementaryFrameRate.read(path, hevc: input.formatName == "hevc").flatMap(FrameRate.init)
+            let rate = stated.flatMap { $0.isSupported ? $0 : nil } ?? FileMuxJob.fallbackFrameRate
+            bases = bases.map { _ in rate.frameDuration }
+            notes.append("timing: an elementary stream has no timestamps: its frames are timed in decoding order at \(rate) fps, "
+                         + (stated == rate ? "the rate its parameter sets state" : "as its parameter sets state no usable rate"))
+        }
+        var untimed = [Int](repeating: 0, count: streams.count)
         var records: [PacketRecord] = []
         let packet = try Packet()
         while try input.read(into: packet) {
@@ -79,13 +111,17 @@ public struct RecordingReport: Sendable {
             guard i < streams.count else { continue }
             var ts = packet.dts
             if ts == Timestamp.none { ts = packet.pts }
-            guard ts != Timestamp.none else { continue }
-            let seconds = Double(ts) * bases[i].doubleValue
-            records.append(PacketRecord(stream: i, dts: seconds, size: packet.size, isKeyframe: packet.isKeyframe,
-                                        position: packet.position))
+            if elementary { ts = Int64(streams[i].packets) }
+            guard ts != Timestamp.none else {
+                untimed[i] += 1
+                continue
+            }
+            let record = PacketRecord(stream: i, timestamp: ts, timeBase: bases[i], size: packet.size,
+                                      isKeyframe: packet.isKeyframe, position: packet.position)
+            records.append(record)
             streams[i].packets += 1
             streams[i].bytes += packet.size
-            if packet.isKeyframe && streams[i].kind == .video { streams[i].keyframes.append(seconds) }
+            if packet.isKeyframe && streams[i].kind == .video { streams[i].keyframes.append(record.dts) }
         }
         // File order is where each packet starts in the file. Demuxers may hand packets over in
         // another order: FFmpeg's ASF reader returns a frame split over several ASF packets only
@@ -93,13 +129,34 @@ public struct RecordingReport: Sendable {
         // are ordered by DTS: a reader takes that packet whole.
         if records.allSatisfy({ $0.position >= 0 }) {
             records = records.enumerated().sorted { a, b in
-                (a.element.position, a.element.dts, a.offset) < (b.element.position, b.element.dts, b.offset)
+                let (p, q) = (a.element, b.element)
+                if p.position != q.position { return p.position < q.position }
+                let order = Timestamp.compare(p.timestamp, p.timeBase, q.timestamp, q.timeBase)
+                return order != 0 ? order < 0 : a.offset < b.offset
             }.map(\.element)
+        }
+        for (i, count) in untimed.enumerated() where count > 0 {
+            notes.append("timing: \(count) packets of stream \(i) carry no timestamp and are left out of every number")
         }
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
         var report = RecordingReport(path: path, formatName: input.formatName, fileSize: size, streams: streams, packets: records)
-        report.analyseInterleaving()
+        report.notes = notes
         return report
+    }
+
+    /// libavformat's elementary video formats (H.264 and HEVC Annex B streams).
+    static let elementaryFormats: Set<String> = ["h264", "hevc"]
+
+    /// FourCCs of codecs FFmpeg 5.1's ASF reader does not name: its RIFF table has none for HEVC
+    /// ('HEVC' and 'H265' are in the unofficial one, which only the AVI reader consults), so
+    /// LiveMux's HEVC in ASF (tag 'HEVC') reads back with no codec.
+    static let codecsByFourCC = ["HEVC": "hevc", "H265": "hevc", "hvc1": "hevc", "hev1": "hevc"]
+
+    /// A codec tag as text, first character from the low byte; nil unless all four are printable.
+    static func fourCC(_ tag: UInt32) -> String? {
+        let bytes = (0..<4).map { UInt8(truncatingIfNeeded: tag >> (8 * $0)) }
+        guard bytes.allSatisfy({ (0x20...0x7E).contains($0) }) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     init(path: String, formatName: String, fileSize: Int64, streams: [Stream], packets: [PacketRecord]) {
@@ -112,26 +169,32 @@ public struct RecordingReport: Sendable {
 
     /// Walks the packets in file order, as a player would.
     mutating func analyseInterleaving() {
-        var last: [Int: Double] = [:]
+        var last: [Int: PacketRecord] = [:]
         let video = streams.first { $0.kind == .video }?.index
         let audio = streams.first { $0.kind == .audio }?.index
         for (n, p) in packets.enumerated() {
-            if let mine = last[p.stream], p.dts < mine { backwardsInStream += 1 }
-            for (other, t) in last where other != p.stream {
-                let distance = abs(p.dts - t)
+            if let mine = last[p.stream], Self.isBefore(p, mine) { backwardsInStream += 1 }
+            for (other, q) in last where other != p.stream {
+                let distance = abs(p.dts - q.dts)
                 if distance > largestDistance {
                     largestDistance = distance
                     largestDistancePacket = n
                 }
-                if p.dts < t {
-                    inversions.append(Inversion(packet: n, position: p.position, dts: p.dts, otherDTS: t))
+                if Self.isBefore(p, q) {
+                    inversions.append(Inversion(packet: n, position: p.position, dts: p.dts, otherDTS: q.dts))
                 }
             }
-            last[p.stream] = p.dts
+            last[p.stream] = p
             if let v = video, let a = audio, let lv = last[v], let la = last[a] {
-                offsetTrace.append((n, lv - la))
+                offsetTrace.append((n, lv.dts - la.dts))
             }
         }
+    }
+
+    /// True when `a`'s DTS lies strictly before `b`'s, compared exactly across time bases: as
+    /// doubles, 76800/48000 s came out below 24576/15360 s, though both are 1.6 s.
+    static func isBefore(_ a: PacketRecord, _ b: PacketRecord) -> Bool {
+        Timestamp.compare(a.timestamp, a.timeBase, b.timestamp, b.timeBase) < 0
     }
 
     /// Bit rate (kbit/s) of every stream together, per `interval` seconds of DTS from the start.
@@ -166,8 +229,8 @@ public struct RecordingReport: Sendable {
         let seconds = { (v: Double) in String(format: "%.3f s", v) }
         lines.append("file: \(path) (\(formatName), \(fileSize) bytes, \(seconds(duration)), \(packets.count) packets)")
         for s in streams {
-            var line = "stream \(s.index): \(s.kind?.rawValue ?? "other") \(s.codec)"
-            if s.kind == .video { line += " \(s.width)x\(s.height)" }
+            var line = "stream \(s.index): \(s.kind?.rawValue ?? "other") \(s.codec)" + (s.signalling.map { " (\($0))" } ?? "")
+            if s.kind == .video && s.width > 0 { line += " \(s.width)x\(s.height)" }
             if s.kind == .audio { line += " \(s.sampleRate) Hz \(s.channels) ch" }
             let span = duration(of: s)
             let kbps = span > 0 ? Double(s.bytes) * 8 / span / 1000 : 0
@@ -177,6 +240,7 @@ public struct RecordingReport: Sendable {
             }
             lines.append(line)
         }
+        lines += notes
         if let v = streams.first(where: { $0.kind == .video }) {
             let first = packets.first { $0.stream == v.index }
             var gop = "GOP: \(v.keyframes.count) keyframe\(v.keyframes.count == 1 ? "" : "s")"
