@@ -7,7 +7,8 @@ struct RecordCommand {
     var quiet = false
     var verbose = false
     var statsPath: String?
-    /// Said once each before recording starts (unless -q): a name that disagrees with -f.
+    /// Said once each before recording starts (unless -q): a name that disagrees with -f, HEVC
+    /// as Enhanced RTMP to an rtmp:// output.
     var warnings: [String] = []
 
     static let help = """
@@ -180,6 +181,7 @@ struct RecordCommand {
         try outputs.finish(inputs: inputFiles)
         c.outputs = outputs.outputs
         cmd.warnings += outputs.warnings
+        if c.recordVideo, let warning = c.outputs.enhancedRTMPWarning(video: c.video.codec) { cmd.warnings.append(warning) }
         cmd.configuration = c
         return cmd
     }
