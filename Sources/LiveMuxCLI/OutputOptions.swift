@@ -15,7 +15,8 @@ struct OutputOptions {
     private(set) var warnings: [String] = []
 
     static let help = """
-      -o FILE|-|URL         where to write; '-' is stdout (a streamable container); a URL
+      -o FILE|-|URL         where to write; '-' (or pipe:1) is stdout (a streamable container),
+                            file:NAME the file NAME (as in ffmpeg); a URL
                             (rtmp://host/app/KEY, srt://, tcp://, udp://) is pushed live, each
                             with its own queue, reconnecting after failures. Repeatable: every
                             output gets the same streams.
@@ -65,7 +66,7 @@ struct OutputOptions {
             pendingFormat = try Values.choice(try reader.value(for: option), option: option.name, as: ContainerFormat.self)
         case "-o", "--output":
             let o = try reader.value(for: option)
-            guard !o.isEmpty else { throw UsageError("-o needs a file name, - for stdout, or a URL") }
+            guard !o.isEmpty, Destination.parse(o) != .file("") else { throw UsageError("-o needs a file name, - for stdout, or a URL") }
             if let f = pendingFormat, let previous = named.last, previous.format == nil {
                 try OutputFiles.checkFormat(f, between: previous.name, and: o)
             }
