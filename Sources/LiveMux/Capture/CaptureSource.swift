@@ -75,8 +75,8 @@ final class CaptureSource: @unchecked Sendable {
                 input = .demuxer(try InputDevice(format: spec.format, url: spec.url, options: openOptions))
             }
         } catch let error as FFmpegError {
-            let offer = DeviceCatalog.offer(spec.format)
-            let hint = offer.isEmpty ? " (check the device or path; `FORMAT:URL` such as lavfi:testsrc2 or v4l2:/dev/video0)" : offer
+            let deviceHint = DeviceCatalog.hint(for: spec)
+            let hint = deviceHint.isEmpty ? " (check the device or path; `FORMAT:URL` such as lavfi:testsrc2 or v4l2:/dev/video0)" : deviceHint
             throw ExplainedError("cannot open input '\(spec.description)': \(error.message)\(hint)", cause: error)
         } catch let error as InputDevice.UnknownOption {
             throw ExplainedError("input '\(spec.description)' has no option '\(error.key)' (--video-opt and --audio-opt take"

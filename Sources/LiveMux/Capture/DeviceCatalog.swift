@@ -48,16 +48,50 @@ public enum DeviceCatalog {
         }
     }
 
-    /// What an error about a device that cannot be opened adds: what its backend does offer, so
-    /// a mistyped name is fixed without a second command. Empty for a format that is no device.
-    static func offer(_ format: String?) -> String {
-        guard let format, let backend = backend(format) else { return "" }
+    /// What an error about a device that cannot be opened adds. A device its backend lists is
+    /// there, so the options were refused (x11grab: a size larger than the screen, named with the
+    /// screen's); else what the backend does offer, so a mistyped name is fixed without a second
+    /// command. Empty for a format that is no device.
+    static func hint(for spec: SourceSpec) -> String {
+        guard let format = spec.format, let backend = backend(format) else { return "" }
         let names = backend.sources.map(\.name)
+        let device = format == "x11grab" ? display(of: spec.url) : spec.url
+        if names.contains(device) {
+            if format == "x11grab", let asked = spec.options["video_size"], let screen = screenSize(device),
+               let size = Self.size(asked), size.width > screen.width || size.height > screen.height {
+                return "; video_size=\(asked) is larger than the screen of \(device), \(screen.width)x\(screen.height)"
+                    + " (give a size within it, or no video_size for the whole screen)"
+            }
+            guard !spec.options.isEmpty else { return "; \(format) lists \(device), but it could not be opened" }
+            let given = spec.options.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            return "; \(format) lists \(device), so it refused an option (\(given)): see ffmpeg -h demuxer=\(format)"
+        }
         if names.isEmpty {
             return "; \(format) finds no device" + (backend.problem.map { " (\($0))" } ?? "")
         }
         let more = names.count > namesInAnError ? ", …" : ""
         return "; \(format) offers \(names.prefix(namesInAnError).joined(separator: ", "))\(more) (`livemux devices` lists them)"
+    }
+
+    /// An x11grab URL's display as `livemux devices` lists it: `:1` for `:1.0+10,20`.
+    static func display(of url: String) -> String {
+        var name = url.prefix { $0 != "+" }
+        if let dot = name.lastIndex(of: "."), name[..<dot].contains(":") { name = name[..<dot] }
+        return String(name)
+    }
+
+    /// The size of an X display's screen: what x11grab grabs when given no size.
+    private static func screenSize(_ display: String) -> (width: Int, height: Int)? {
+        guard let screen = try? InputDevice(format: "x11grab", url: display, options: []),
+              let video = screen.bestStream(.video) else { return nil }
+        return (video.parameters.width, video.parameters.height)
+    }
+
+    /// `WxH`, as video_size takes it (its abbreviations, such as hd720, are not looked at).
+    private static func size(_ text: String) -> (width: Int, height: Int)? {
+        let parts = text.split(separator: "x")
+        guard parts.count == 2, let w = Int(parts[0]), let h = Int(parts[1]) else { return nil }
+        return (w, h)
     }
 
     private static func listed(_ format: String, _ option: String) -> Backend {
