@@ -97,7 +97,8 @@ final class CaptureSource: @unchecked Sendable {
         let wanted = routes
         let chosen = { (kind: StreamKind) in wanted.first { $0.value.kind == kind }?.key }
         switch input {
-        case .demuxer(let d): format = SourceFormat(video: chosen(.video).map { d.streams[$0] }, audio: chosen(.audio).map { d.streams[$0] })
+        case .demuxer(let d):
+            format = SourceFormat(video: chosen(.video).map { d.streams[$0] }, audio: chosen(.audio).map { d.streams[$0] }, device: d.isDevice)
         case .filterGraph(let g): format = SourceFormat(video: chosen(.video).map { g.outputs[$0] }, audio: chosen(.audio).map { g.outputs[$0] })
         }
         // lavfi is a libavdevice "device" too, but it makes frames as fast as it is asked.
