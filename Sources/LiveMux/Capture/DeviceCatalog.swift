@@ -2,7 +2,8 @@ import Foundation
 import FFmpeg
 
 /// What `livemux devices` lists: per backend, the sources a user can give as `FORMAT:NAME`.
-/// pulse, alsa and v4l2 through libavdevice's `avdevice_list_input_sources`; X displays, which
+/// pulse, alsa and v4l2 through libavdevice's `avdevice_list_input_sources` (alsa's only those
+/// ALSA opens for capture, pulse's problem said plainly); X displays, which
 /// x11grab cannot list, from the X servers' sockets (`/tmp/.X11-unix/X<n>`); cameras also from
 /// `/dev/video*` when libavdevice's list fails.
 public enum DeviceCatalog {
@@ -25,8 +26,16 @@ public enum DeviceCatalog {
     /// One backend's devices; nil for a format that is no capture device.
     static func backend(_ format: String) -> Backend? {
         switch format {
-        case "pulse", "alsa":
-            return listed(format, "--audio")
+        case "pulse":
+            // libavdevice says only "Generic error in an external library" when it cannot connect.
+            return listed(format, "--audio") { _ in
+                let server = ProcessInfo.processInfo.environment["PULSE_SERVER"].map { " at \($0)" } ?? ""
+                return "PulseAudio is not running or not reachable\(server) (start it, or set PULSE_SERVER)"
+            }
+        case "alsa":
+            var alsa = listed(format, "--audio")
+            alsa.sources = alsa.sources.filter { DeviceSources.alsaCanCapture($0.name) }
+            return alsa
         case "x11grab":
             var x = Backend(format: format, option: "--video")
             let sockets = (try? FileManager.default.contentsOfDirectory(atPath: xSockets)) ?? []
@@ -94,12 +103,13 @@ public enum DeviceCatalog {
         return (w, h)
     }
 
-    private static func listed(_ format: String, _ option: String) -> Backend {
+    /// A backend's list through libavdevice; `explain` says what its failure means.
+    private static func listed(_ format: String, _ option: String, explain: (FFmpegError) -> String = \.message) -> Backend {
         var backend = Backend(format: format, option: option)
         do {
             backend.sources = try DeviceSources.list(format: format)
         } catch let error as FFmpegError {
-            backend.problem = error.message
+            backend.problem = explain(error)
         } catch {
             backend.problem = String(describing: error)
         }
