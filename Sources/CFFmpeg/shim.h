@@ -109,6 +109,36 @@ static inline void lm_free_device_list(AVDeviceInfoList **list) {
     if (free_list) free_list(list);
 }
 
+/* Whether ALSA opens a PCM for capture: FFmpeg's alsa device lists every hint not marked
+ * output-only, among them plugins that only play (upmix, vdownmix) or whose card or server is
+ * missing (lavrate, jack…). The PCM is opened non-blocking and closed at once. libasound came with
+ * libavdevice (call after lm_register_devices); its errors, and those of libjack, which the jack
+ * plugin loads, would each print a line on stderr, so both are quiet while checking (libjack stays
+ * so: it has no default to restore). 0, or a negative errno (-EBUSY: there, but in use; -ENOSYS:
+ * no libasound). SND_PCM_STREAM_CAPTURE and SND_PCM_NONBLOCK are 1 in alsa/pcm.h. */
+static inline void lm_alsa_quiet(const char *file, int line, const char *function, int err, const char *format, ...) {}
+static inline void lm_jack_quiet(const char *message) {}
+static inline int lm_alsa_open_for_capture(const char *name) {
+    void *asound = dlopen("libasound.so.2", RTLD_LAZY | RTLD_NOLOAD);
+    if (!asound) return -ENOSYS;
+    typedef void (*error_handler)(const char *, int, const char *, int, const char *, ...);
+    int (*pcm_open)(void **, const char *, int, int) = (int (*)(void **, const char *, int, int))dlsym(asound, "snd_pcm_open");
+    int (*pcm_close)(void *) = (int (*)(void *))dlsym(asound, "snd_pcm_close");
+    int (*set_handler)(error_handler) = (int (*)(error_handler))dlsym(asound, "snd_lib_error_set_handler");
+    if (!pcm_open || !pcm_close || !set_handler) return -ENOSYS;
+    void *jack = dlopen("libjack.so.0", RTLD_LAZY);
+    void (*jack_error)(void (*)(const char *)) = jack ? (void (*)(void (*)(const char *)))dlsym(jack, "jack_set_error_function") : NULL;
+    void (*jack_info)(void (*)(const char *)) = jack ? (void (*)(void (*)(const char *)))dlsym(jack, "jack_set_info_function") : NULL;
+    if (jack_error) jack_error(lm_jack_quiet);
+    if (jack_info) jack_info(lm_jack_quiet);
+    set_handler(lm_alsa_quiet);
+    void *pcm = NULL;
+    int status = pcm_open(&pcm, name, 1, 1);
+    if (status == 0) pcm_close(pcm);
+    set_handler(NULL);  /* ALSA's own handler: errors on stderr again */
+    return status;
+}
+
 /* libavfilter runs the lavfi sources (testsrc2, sine… — the default capture) directly: a frame
  * from its sink goes to the encoder as it is, where libavdevice's lavfi device copies every frame
  * into a packet and a rawvideo decoder turns it back into a frame. Loaded at run time for the

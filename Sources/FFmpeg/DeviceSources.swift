@@ -14,6 +14,13 @@ public enum DeviceSources {
         }
     }
 
+    /// Whether ALSA opens the PCM `name` for capture (or it is there but busy): what `alsa`'s list
+    /// does not tell (see `lm_alsa_open_for_capture`). Call after `list(format: "alsa")`.
+    public static func alsaCanCapture(_ name: String) -> Bool {
+        let status = lm_alsa_open_for_capture(name)
+        return status == 0 || status == -EBUSY
+    }
+
     /// The backend's sources; throws `FFmpegError` (ENOSYS: it cannot list; others: it failed,
     /// such as no PulseAudio daemon).
     public static func list(format: String) throws -> [Source] {

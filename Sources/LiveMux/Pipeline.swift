@@ -134,7 +134,7 @@ public final class Pipeline: @unchecked Sendable {
     static func adaptiveBitrate(_ c: RecordConfiguration, report: @Sendable (String) -> Void) -> AdaptiveBitrate? {
         guard c.recordVideo, c.video.adaptiveBitRate, c.outputs.primaryNetworkURL != nil else { return nil }
         guard c.video.codec == .h264 else {
-            report("warning: HEVC's bit rate cannot follow the network: FFmpeg 5.1's libx265 cannot change it mid-stream, so a network output that falls behind drops video to the next keyframe instead (--no-adaptive-bitrate: no warning)")
+            report("HEVC's bit rate cannot follow the network: FFmpeg 5.1's libx265 cannot change it mid-stream, so a network output that falls behind drops video to the next keyframe instead (--no-adaptive-bitrate: no warning)")
             return nil
         }
         return AdaptiveBitrate(maximum: c.video.bitRate, minimum: c.video.effectiveMinimumBitRate)

@@ -17,7 +17,8 @@ struct MuxCommand {
     URLs pushed live, HTTP viewers.
 
     INPUTS
-      --input FILE          the first video and first audio stream of any container (mp4, mkv, flv…)
+      --input FILE          the first video and first audio stream of any container (mp4, mkv, flv…);
+                            - (or pipe:0) reads stdin: cat movie.flv | livemux mux --input - …
       --video FILE          video: an elementary stream (.h264/.264, .h265/.hevc; Annex B) or a container
       --audio FILE          audio: ADTS (.aac) or a container with AAC
       --fps N               frame rate of elementary video streams, which carry no timestamps:
@@ -59,9 +60,9 @@ struct MuxCommand {
         while let opt = try reader.nextOption() {
             if try outputs.take(opt, from: &reader, listen: true) { continue }
             switch opt.name {
-            case "--input", "-i": c.input = try reader.value(for: opt)
-            case "--video": c.video = try reader.value(for: opt)
-            case "--audio": c.audio = try reader.value(for: opt)
+            case "--input", "-i": c.input = Self.path(try reader.value(for: opt))
+            case "--video": c.video = Self.path(try reader.value(for: opt))
+            case "--audio": c.audio = Self.path(try reader.value(for: opt))
             case "--fps", "-r": c.fps = try Values.frameRate(try reader.value(for: opt), option: opt.name)
             case "--realtime", "-re": realtime = true
             case "--no-realtime": realtime = false
@@ -78,6 +79,9 @@ struct MuxCommand {
         if c.input != nil && (c.video != nil || c.audio != nil) {
             throw UsageError("--input carries both streams: use it alone, or --video and --audio instead")
         }
+        if let video = c.video, let audio = c.audio, SourceSpec.isStandardInput(video) && SourceSpec.isStandardInput(audio) {
+            throw UsageError("--video and --audio cannot both read stdin: give one input with both streams as --input -")
+        }
         try outputs.finish(inputs: [c.input, c.video, c.audio].compactMap { $0 })
         c.outputs = outputs.outputs
         // A URL or a viewer needs packets at the pace they play, not as fast as a disk reads.
@@ -86,4 +90,7 @@ struct MuxCommand {
         cmd.configuration = c
         return cmd
     }
+
+    /// An input as libavformat opens it: `-` is stdin, as `ffmpeg -i -` reads it.
+    private static func path(_ value: String) -> String { value == "-" ? SourceSpec.standardInput : value }
 }

@@ -22,17 +22,63 @@ enum OutputFiles {
     static func container(of name: String, given: ContainerFormat?, fallback: ContainerFormat?)
         throws -> (format: ContainerFormat, warning: String?) {
         let ext = URL(fileURLWithPath: name).pathExtension.lowercased()
-        let named = ContainerFormat.implied(by: name)
         if let given {
-            let namedAs = named?.rawValue.uppercased() ?? (Destination.parse(name) == .standardOutput ? nil : otherContainers[ext])
-            guard let namedAs, namedAs != given.rawValue.uppercased() else { return (given, nil) }
+            guard let namedAs = containerNamed(by: name), namedAs != given.rawValue.uppercased() else { return (given, nil) }
             return (given, "\(name) will hold \(given.rawValue.uppercased()), but its name says \(namedAs) (players may go by the name)")
         }
-        if let format = named ?? fallback { return (format, nil) }
+        if let format = ContainerFormat.implied(by: name) ?? fallback { return (format, nil) }
         if let other = otherContainers[ext] {
             throw UsageError("cannot write \(name): \(other) is not a container livemux writes; it writes \(written): rename it, or add -f asf or -f flv")
         }
         throw UsageError("cannot tell the container of '\(name)' from its name: livemux writes \(written); rename it, or add -f asf or -f flv")
+    }
+
+    /// The container an output's name says, as its name (`ASF`, `FLV`, `MP4`); nil when it says none.
+    private static func containerNamed(by name: String) -> String? {
+        if let implied = ContainerFormat.implied(by: name) { return implied.rawValue.uppercased() }
+        guard Destination.parse(name) != .standardOutput else { return nil }
+        return otherContainers[URL(fileURLWithPath: name).pathExtension.lowercased()]
+    }
+
+    /// The container an output without `-f` gets: its name's, else stdout's and URLs' default.
+    static func defaultContainer(of name: String) -> ContainerFormat? {
+        if let implied = ContainerFormat.implied(by: name) { return implied }
+        switch Destination.parse(name) {
+        case .standardOutput: return .asf
+        case .network: return .flv  // streamable, and what RTMP carries
+        case .file: return nil
+        }
+    }
+
+    /// Refuses an `-f` between two `-o` that could be misread (issue 32): ffmpeg gives it to the
+    /// next `-o`, but after an `-o` with no `-f` of its own (`-o - -f flv -o x.asf`) it reads as
+    /// that one's too, as `-o - -f flv` at the end does. Refused when it disagrees with the next
+    /// name, or when the previous `-o`'s container is open to it (stdout, a URL, a name without
+    /// .asf/.wmv/.flv; RTMP for FLV); the error gives both unmistakable ways to write it.
+    static func checkFormat(_ format: ContainerFormat, between previous: String, and next: String) throws {
+        let f = format.rawValue
+        let nextSays = containerNamed(by: next).flatMap { $0 == f.uppercased() ? nil : $0 }
+        guard nextSays != nil || couldTake(format, previous) else { return }
+        let (a, b) = (Destination.parse(previous).description, Destination.parse(next).description)
+        let (aOption, bOption) = (shown(previous), shown(next))
+        let problem = nextSays.map { "would apply to \(b), the next -o, whose name says \($0)" } ?? "could be meant for \(a) or for \(b)"
+        let own = defaultContainer(of: previous)?.rawValue ?? "asf|flv"
+        throw UsageError("-f \(f) between -o \(aOption) and -o \(bOption) \(problem): -f names the container of the next -o."
+                         + " For \(a) write -f \(f) -o \(aOption); for \(b) give \(a) its own -f first: -f \(own) -o \(aOption) -f \(f) -o \(bOption)")
+    }
+
+    /// Whether an output with no `-f` of its own could be the one an `-f` after it was meant
+    /// for: its name does not fix its container (a URL's implied FLV is what -f flv says too).
+    private static func couldTake(_ format: ContainerFormat, _ name: String) -> Bool {
+        guard let implied = ContainerFormat.implied(by: name) else { return true }
+        if case .network = Destination.parse(name) { return implied == format }
+        return false
+    }
+
+    /// An output as it is given on the command line, its secrets masked.
+    private static func shown(_ name: String) -> String {
+        if case .network(let url) = Destination.parse(name) { return maskedURL(url) }
+        return name
     }
 
     /// Refuses a directory, and a regular file that exists unless `-y` (devices and FIFOs are

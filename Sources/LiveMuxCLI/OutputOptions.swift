@@ -2,7 +2,8 @@ import Foundation
 import LiveMux
 
 /// The output options `record`, `serve` and `mux` share, and the `Outputs` they make: `-o`
-/// (repeatable: files, stdout, URLs), `-f` for the next `-o`, `-y`/`-n`, `--flv-hevc`, the
+/// (repeatable: files, stdout, URLs), `-f` for the next `-o` (refused where it could be
+/// misread), `-y`/`-n`, `--flv-hevc`, the
 /// reconnect policy, the per-output queue and `--listen`.
 struct OutputOptions {
     private var named: [(name: String, format: ContainerFormat?)] = []
@@ -14,13 +15,17 @@ struct OutputOptions {
     private(set) var warnings: [String] = []
 
     static let help = """
-      -o FILE|-|URL         where to write; '-' is stdout (a streamable container); a URL
+      -o FILE|-|URL         where to write; '-' (or pipe:1) is stdout (a streamable container),
+                            file:NAME the file NAME (as in ffmpeg); a URL
                             (rtmp://host/app/KEY, srt://, tcp://, udp://) is pushed live, each
                             with its own queue, reconnecting after failures. Repeatable: every
                             output gets the same streams.
-      -f asf|flv            container of the next -o (after the last -o: of that one);
-                            default: from the file name (.asf/.wmv, .flv), FLV for URLs,
-                            ASF for stdout; any other name needs -f
+      -f asf|flv            container of the next -o: -f flv -o x; after the last -o, of
+                            that one: -o - -f flv. Between two -o it must not read as the
+                            previous one's: refused when that -o has no -f and its container is
+                            open (stdout, a URL, a name without .asf/.flv), or when it disagrees
+                            with the next name. Default: from the file name (.asf/.wmv, .flv),
+                            FLV for URLs, ASF for stdout; any other name needs -f
       --flv-hevc enhanced|codec12  how FLV carries HEVC: Enhanced RTMP (FourCC hvc1) or codec
                             id 12 (default: enhanced; ignored for H.264)
       --reconnect-delay S   first wait before reconnecting a failed URL output (default: 0.5);
@@ -61,7 +66,10 @@ struct OutputOptions {
             pendingFormat = try Values.choice(try reader.value(for: option), option: option.name, as: ContainerFormat.self)
         case "-o", "--output":
             let o = try reader.value(for: option)
-            guard !o.isEmpty else { throw UsageError("-o needs a file name, - for stdout, or a URL") }
+            guard !o.isEmpty, Destination.parse(o) != .file("") else { throw UsageError("-o needs a file name, - for stdout, or a URL") }
+            if let f = pendingFormat, let previous = named.last, previous.format == nil {
+                try OutputFiles.checkFormat(f, between: previous.name, and: o)
+            }
             named.append((o, pendingFormat))
             pendingFormat = nil
         case "-y", "-n": overwrite = try OutputFiles.overwrite(option.name, current: overwrite)
@@ -113,10 +121,7 @@ struct OutputOptions {
         var warnings = self.warnings
         outputs.destinations = try named.map { (name, format) in
             let destination = Destination.parse(name)
-            var fallback: ContainerFormat? = nil
-            if case .network = destination { fallback = .flv }  // streamable, and what RTMP carries
-            if destination == .standardOutput { fallback = .asf }
-            let (f, warning) = try OutputFiles.container(of: name, given: format, fallback: fallback)
+            let (f, warning) = try OutputFiles.container(of: name, given: format, fallback: OutputFiles.defaultContainer(of: name))
             if let warning, case .file = destination { warnings.append(warning) }
             if case .network(let url) = destination, url.lowercased().hasPrefix("rtmp"), f != .flv {
                 throw UsageError("RTMP carries FLV only: drop -f \(f.rawValue) for \(destination.description)")

@@ -9,7 +9,8 @@ struct RecordCommand {
     var statsPath: String?
     /// `-y`: the --stats file may replace one that exists.
     var overwriteStats = false
-    /// Said once each before recording starts (unless -q): a name that disagrees with -f.
+    /// Said once each before recording starts (unless -q): a name that disagrees with -f, HEVC
+    /// as Enhanced RTMP to an rtmp:// output.
     var warnings: [String] = []
 
     static let help = """
@@ -21,15 +22,16 @@ struct RecordCommand {
       --video SPEC          video source (default: lavfi:testsrc2 at --size and --fps)
       --audio SPEC          audio source (default: lavfi:sine, 440 Hz at --sample-rate)
       --input SPEC          one input carrying both streams, e.g.
-                            'lavfi:avsynctest=size=640x360:framerate=30:samplerate=48000[out0][out1]'
+                            'lavfi:avsynctest=size=640x360:framerate=30:samplerate=48000[out0][out1]';
+                            - (or pipe:0) reads stdin: cat in.flv | livemux record --input - …
       --video-opt KEY=VAL   option for the video device (video_size, framerate, pixel_format…)
       --audio-opt KEY=VAL   option for the audio device (sample_rate, channels…); with --input,
                             both apply to that input
       --device-timeout S    how long a camera, screen or microphone that fails mid-recording may
                             stay away (its last frame or silence recorded in its place while it
                             is reopened) before the recording ends (default: 30)
-      --no-video            record audio only
-      --no-audio            record video only
+      --no-video            record audio only (not with --video)
+      --no-audio            record video only (not with --audio)
       --no-realtime         read synthetic and file sources as fast as possible
                             (default: paced at real time, like a camera; devices always are)
 
@@ -157,6 +159,11 @@ struct RecordCommand {
             }
         }
         if !c.recordVideo && !c.recordAudio { throw UsageError("--no-video and --no-audio together leave nothing to record") }
+        if !c.recordVideo, let videoSpec { throw UsageError("--no-video records no video, so --video \(videoSpec) would be ignored: give one of them") }
+        if !c.recordAudio, let audioSpec { throw UsageError("--no-audio records no audio, so --audio \(audioSpec) would be ignored: give one of them") }
+        if let videoSpec, let audioSpec, SourceSpec.isStandardInput(videoSpec) && SourceSpec.isStandardInput(audioSpec) {
+            throw UsageError("--video and --audio cannot both read stdin: give one input with both streams as --input -")
+        }
         if let floor = c.video.minimumBitRate, floor > c.video.bitRate {
             throw UsageError("--min-vbitrate \(floor) is above --vbitrate \(c.video.bitRate): give a floor at or below the bit rate")
         }
@@ -191,6 +198,7 @@ struct RecordCommand {
         c.outputs = outputs.outputs
         cmd.overwriteStats = c.outputs.overwriteFiles
         cmd.warnings += outputs.warnings
+        if c.recordVideo, let warning = c.outputs.enhancedRTMPWarning(video: c.video.codec) { cmd.warnings.append(warning) }
         cmd.configuration = c
         return cmd
     }

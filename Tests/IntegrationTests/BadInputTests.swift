@@ -39,6 +39,11 @@ final class BadInputTests: XCTestCase {
         try expectRefusal(["record", "-o", out, "-o", out], status: 64, mentions: "two outputs")
         try expectRefusal(["record"], status: 64, mentions: "-o")
         try expectRefusal(["record", "--sample-rate", "12345", "-o", out], status: 64, mentions: "44100")
+        // A source the other option says not to record was ignored without a word (issue 32, item 10).
+        try expectRefusal(["record", "--no-video", "--video", "lavfi:testsrc", "-o", out], status: 64, mentions: "--no-video", "--video lavfi:testsrc")
+        try expectRefusal(["record", "--no-audio", "--audio", "lavfi:sine", "-o", out], status: 64, mentions: "--no-audio", "--audio lavfi:sine")
+        try expectRefusal(["record", "--video", "-", "--audio", "pipe:0", "-o", out], status: 64, mentions: "--input -")
+        try expectRefusal(["record", "-o", "file:"], status: 64, mentions: "-o needs a file name")
         XCTAssertFalse(FileManager.default.fileExists(atPath: out), "nothing written")
     }
 

@@ -2,7 +2,8 @@ import Foundation
 import XCTest
 
 /// `livemux devices` against the device rig: its private PulseAudio daemon's pipe source and
-/// null sink monitor, and its X display, are listed; without a daemon pulse says why.
+/// null sink monitor, and its X display, are listed, with the ALSA PCMs that can capture;
+/// without a daemon pulse says plainly that PulseAudio is not running.
 final class DevicesCommandTests: XCTestCase {
     func testTheRigsDevicesAreListed() throws {
         let rig = try DeviceRig()
@@ -17,6 +18,12 @@ final class DevicesCommandTests: XCTestCase {
         XCTAssertEqual(pulse.first { $0["default"] as? Bool == true }?["name"] as? String, DeviceRig.microphone, "the rig's default source")
         XCTAssertTrue(names("x11grab").contains(rig.display), r.stdoutText)
         XCTAssertNotNil(object["alsa"]); XCTAssertNotNil(object["v4l2"])
+        // Only what ALSA opens for capture (issue 32, item 13): its pulse plugin (the rig's daemon),
+        // default (pulse-alsa.conf makes it the pulse plugin while a daemon runs) and null; not the
+        // plugins that only play (upmix, vdownmix) or cannot open here (jack: no server, lavrate:
+        // no card), and checking them prints nothing.
+        XCTAssertEqual(Set(names("alsa")), ["pulse", "default", "null"], r.stdoutText)
+        XCTAssertEqual(r.stderr, "", "ALSA and JACK keep quiet while the devices are checked")
         let text = try Tools.run(Tools.livemux, ["devices"], environment: rig.environment, timeout: 30)
         XCTAssertEqual(text.status, 0)
         XCTAssertTrue(text.stdoutText.contains("pulse (--audio pulse:NAME)\n"), text.stdoutText)
@@ -35,7 +42,11 @@ final class DevicesCommandTests: XCTestCase {
         let gone = try Tools.run(Tools.livemux, ["devices", "--json"], environment: rig.environment, timeout: 30)
         XCTAssertEqual(gone.status, 0, gone.stderr)
         let after = try XCTUnwrap(try JSONSerialization.jsonObject(with: gone.stdout) as? [String: [String: Any]])
-        XCTAssertNotNil(after["pulse"]?["problem"] as? String, gone.stdoutText)
+        // Said plainly, not "Generic error in an external library".
+        XCTAssertEqual(after["pulse"]?["problem"] as? String,
+                       "PulseAudio is not running or not reachable at unix:\(rig.socketPath) (start it, or set PULSE_SERVER)", gone.stdoutText)
+        XCTAssertEqual(Set(((after["alsa"]?["sources"] as? [[String: Any]]) ?? []).compactMap { $0["name"] as? String }), ["null"],
+                       "ALSA's pulse plugin cannot capture without the daemon")
     }
 
     func testAnUnknownOptionIsAUsageError() throws {

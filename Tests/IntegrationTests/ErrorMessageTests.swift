@@ -38,6 +38,36 @@ final class ErrorMessageTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: out), "nothing written")
     }
 
+    /// Hints that pointed at the wrong thing (issue 32, item 11): an address this machine does
+    /// not have said "choose another port"; a read-only file with -y said "choose a writable
+    /// directory". (x11grab's refused size: DeviceHintTests.)
+    func testHintsNameWhatIsWrong() throws {
+        let listen = try Tools.livemux(["serve", "-q", "--listen", "10.99.99.99:8080", "-t", "1"], timeout: 15)
+        XCTAssertEqual(listen.status, 1, listen.stderr)
+        assertClean(listen.stderr, mentions: "no interface of this machine has the address 10.99.99.99")
+        XCTAssertFalse(listen.stderr.contains("port"), "the port is not the problem: \(listen.stderr)")
+
+        let readOnly = "\(dir)/read-only.asf"
+        try Data("keep".utf8).write(to: URL(fileURLWithPath: readOnly))
+        XCTAssertEqual(chmod(readOnly, 0o444), 0)
+        // Root writes any file: run as nobody, for whom the file (and the directory) is read-only.
+        let record = ["record", "-q", "-y", "--no-realtime", "-t", "0.3", "--size", "160x120"]
+        let asUser = getuid() == 0 ? ["--reuid=65534", "--regid=65534", "--clear-groups", "--", Tools.livemux] : []
+        func run(_ output: String) throws -> Tools.Result {
+            try Tools.run(asUser.isEmpty ? Tools.livemux : "setpriv", asUser + record + ["-o", output], timeout: 15)
+        }
+        let file = try run(readOnly)
+        XCTAssertEqual(file.status, 1, file.stderr)
+        assertClean(file.stderr, mentions: "the file exists and is not writable")
+        XCTAssertFalse(file.stderr.contains("directory"), file.stderr)
+        XCTAssertEqual(FileManager.default.contents(atPath: readOnly), Data("keep".utf8), "untouched")
+        if !asUser.isEmpty {
+            let directory = try run("\(dir)/new.asf")
+            XCTAssertEqual(directory.status, 1, directory.stderr)
+            assertClean(directory.stderr, mentions: "its directory is not writable")
+        }
+    }
+
     func testVerboseKeepsTheRawCall() throws {
         let notes = "\(dir)/notes.txt"
         try "just text\n".write(toFile: notes, atomically: true, encoding: .utf8)

@@ -119,6 +119,32 @@ final class HEVCFLVTests: XCTestCase {
         XCTAssertEqual(enhanced.audio, "aac")
     }
 
+    /// As the test above shows, nginx-rtmp keeps only the audio of Enhanced RTMP, and FFmpeg 5.1's
+    /// RTMP client cannot ask a server what it takes: an rtmp:// output with HEVC as Enhanced RTMP
+    /// warns once, at start (no server needed), naming codec12 (issue 32, item 8). The bit-rate
+    /// warning that run also gives had a doubled "warning: warning:" prefix.
+    func testEnhancedRTMPOutputWarnsAtStart() throws {
+        let url = "rtmp://127.0.0.1:1/app/k"
+        func warnings(_ r: Tools.Result) -> [Substring] { r.stderr.split(separator: "\n").filter { $0.hasPrefix("warning:") } }
+        let r = try Tools.livemux(["record", "--vcodec", "hevc", "--size", "160x120", "-t", "1", "--reconnect-attempts", "0", "-o", url], timeout: 30)
+        XCTAssertEqual(r.status, 1, "nothing listens on port 1: \(r.stderr)")
+        let enhanced = warnings(r).filter { $0.contains("Enhanced RTMP") }
+        XCTAssertEqual(enhanced, ["warning: rtmp://127.0.0.1:1/app/**** gets HEVC as Enhanced RTMP: a server without Enhanced RTMP"
+                                  + " (nginx-rtmp) drops the video and keeps only the audio; --flv-hevc codec12 is what such servers relay"], r.stderr)
+        XCTAssertEqual(warnings(r).filter { $0.hasPrefix("warning: HEVC's bit rate cannot follow the network") }.count, 1, r.stderr)
+        XCTAssertFalse(r.stderr.contains("warning: warning:"), r.stderr)
+        let codec12 = try Tools.livemux(["record", "--vcodec", "hevc", "--flv-hevc", "codec12", "--size", "160x120", "-t", "1",
+                                         "--reconnect-attempts", "0", "-o", url], timeout: 30)
+        XCTAssertEqual(warnings(codec12).filter { $0.contains("Enhanced RTMP") }, [], codec12.stderr)
+        // mux learns the codec from its input: the same warning.
+        let clip = "\(dir)/clip.hevc"
+        let made = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30", "-t", "0.3",
+                                            "-c:v", "libx265", "-x265-params", "log-level=none", clip])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let mux = try Tools.livemux(["mux", "--video", clip, "--fps", "30", "--reconnect-attempts", "0", "-o", url], timeout: 30)
+        XCTAssertEqual(warnings(mux).filter { $0.contains("Enhanced RTMP") }.count, 1, mux.stderr)
+    }
+
     /// `serve`: a viewer joining /live.flv mid-stream gets Enhanced FLV from a keyframe on.
     func testServeLiveFLVWithHEVC() throws {
         let port = try Network.freePort()

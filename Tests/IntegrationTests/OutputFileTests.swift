@@ -66,6 +66,28 @@ final class OutputFileTests: XCTestCase {
         XCTAssertTrue(m.stderr.hasPrefix("warning: \(dir)/z.mp4 will hold ASF, but its name says MP4"), m.stderr)
     }
 
+    /// `-o - -f flv -o fx.asf` wrote ASF to stdout and FLV into fx.asf with only a warning, while
+    /// the README teaches `-o - -f flv` (issue 32, item 5): refused before anything is written.
+    func testAnFBetweenTwoOutputsThatCouldBeMisreadIsRefused() throws {
+        let piped = "\(dir)/piped", fx = "\(dir)/fx.asf"
+        let r = try Tools.livemux(["record"] + short + ["-o", "-", "-f", "flv", "-o", fx], stdoutTo: piped)
+        XCTAssertEqual(r.status, 64, r.stderr)
+        XCTAssertTrue(r.stderr.hasPrefix("error: -f flv between -o - and -o \(fx) would apply to \(fx)"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("For stdout write -f flv -o -;"), r.stderr)
+        XCTAssertEqual(r.stderr.split(separator: "\n").count, 1, r.stderr)
+        XCTAssertEqual(contents(piped), Data(), "nothing on stdout")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: fx), "nothing created")
+        // What the error suggests, and the README's trailing -f, do what they say.
+        let good = try Tools.livemux(["record"] + short + ["-f", "flv", "-o", "-", "-o", fx], stdoutTo: piped)
+        XCTAssertEqual(good.status, 0, good.stderr)
+        XCTAssertEqual(try Tools.probe(piped).format.format_name, "flv")
+        XCTAssertEqual(try Tools.probe(fx).format.format_name, "asf")
+        let trailing = try Tools.livemux(["record"] + short + ["-y", "-o", fx, "-o", "-", "-f", "flv"], stdoutTo: piped)
+        XCTAssertEqual(trailing.status, 0, trailing.stderr)
+        XCTAssertEqual(try Tools.probe(piped).format.format_name, "flv")
+        XCTAssertEqual(try Tools.probe(fx).format.format_name, "asf")
+    }
+
     func testContainersLivemuxDoesNotWriteAreNamed() throws {
         for command in ["record", "mux"] {
             let input = command == "mux" ? ["--input", "\(dir)/missing.mp4"] : []

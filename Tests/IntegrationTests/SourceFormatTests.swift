@@ -82,6 +82,7 @@ final class SourceFormatTests: XCTestCase {
         XCTAssertEqual(Double(try XCTUnwrap(p.stream("video")).packetCount), 30, accuracy: 1)
         XCTAssertEqual(warnings(stderr).count, 1, stderr)
         XCTAssertTrue(stderr.contains("--fps"), stderr)
+        XCTAssertTrue(stderr.contains("runs at 1000 fps, outside the 1 to 240 fps"), "a fixed rate, just too high: \(stderr)")
     }
 
     /// 29.97 is 30000/1001 everywhere: the SPS timing, the -t cut, the GOP and every timestamp.

@@ -20,9 +20,10 @@ enum Tools {
         var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
     }
 
-    /// Runs a program to its end (killing it after `timeout` seconds) and collects its output.
+    /// Runs a program to its end (killing it after `timeout` seconds) and collects its output;
+    /// its stdin is the file `stdinFrom`, else empty.
     @discardableResult
-    static func run(_ program: String, _ arguments: [String], stdoutTo file: String? = nil,
+    static func run(_ program: String, _ arguments: [String], stdoutTo file: String? = nil, stdinFrom input: String? = nil,
                     environment: [String: String] = [:], timeout: Double = 120,
                     whileRunning: ((Process) -> Void)? = nil) throws -> Result {
         let process = Process()
@@ -31,7 +32,7 @@ enum Tools {
         var env = ProcessInfo.processInfo.environment
         env.merge(environment) { _, new in new }
         process.environment = env
-        process.standardInput = FileHandle.nullDevice
+        process.standardInput = try input.map { try FileHandle(forReadingFrom: URL(fileURLWithPath: $0)) } ?? FileHandle.nullDevice
         let outPipe = Pipe(), errPipe = Pipe()
         if let file {
             FileManager.default.createFile(atPath: file, contents: nil)
@@ -59,9 +60,9 @@ enum Tools {
                       seconds: Date().timeIntervalSince(started))
     }
 
-    static func livemux(_ arguments: [String], stdoutTo file: String? = nil, timeout: Double = 120,
+    static func livemux(_ arguments: [String], stdoutTo file: String? = nil, stdinFrom input: String? = nil, timeout: Double = 120,
                         whileRunning: ((Process) -> Void)? = nil) throws -> Result {
-        try run(livemux, arguments, stdoutTo: file, timeout: timeout, whileRunning: whileRunning)
+        try run(livemux, arguments, stdoutTo: file, stdinFrom: input, timeout: timeout, whileRunning: whileRunning)
     }
 
     /// ffprobe's JSON for a file: format, streams, and (with `packets`) every packet.

@@ -19,7 +19,7 @@ final class MuxCommandTests: XCTestCase {
 
     /// Every destination record takes; a URL or --listen is paced unless told otherwise.
     func testOutputsAsInRecord() throws {
-        let c = try MuxCommand.parse(["--input", "in.mp4", "-o", "a.asf", "-o", "rtmp://h/app/k", "-f", "flv", "-o", "-"]).configuration
+        let c = try MuxCommand.parse(["--input", "in.mp4", "-o", "a.asf", "-o", "rtmp://h/app/k", "-o", "-", "-f", "flv"]).configuration
         XCTAssertEqual(c.outputs.destinations.map(\.destination), [.file("a.asf"), .network("rtmp://h/app/k"), .standardOutput])
         XCTAssertEqual(c.outputs.destinations.map(\.format), [.asf, .flv, .flv])
         XCTAssertTrue(c.realtime, "a URL output is paced")

@@ -85,5 +85,22 @@ final class ValuesTests: XCTestCase {
         XCTAssertEqual(SourceSpec.parse("v4l2:/dev/video0", isKnownFormat: known), SourceSpec(format: "v4l2", url: "/dev/video0"))
         XCTAssertEqual(SourceSpec.parse("clip.mp4", isKnownFormat: known), SourceSpec(format: nil, url: "clip.mp4"))
         XCTAssertEqual(SourceSpec.parse("rtmp://h/app", isKnownFormat: known), SourceSpec(format: nil, url: "rtmp://h/app"))
+        XCTAssertEqual(SourceSpec.parse("-", isKnownFormat: known), SourceSpec(format: nil, url: "pipe:0"), "- is stdin, as in ffmpeg")
+    }
+
+    /// Issue 32, item 10: stdin as `-`, `file:NAME` and `pipe:1` outputs, and a source the
+    /// --no-video/--no-audio beside it would have ignored.
+    func testFFmpegSpellingsAndContradictions() throws {
+        XCTAssertEqual(try RecordCommand.parse(["--input", "-", "-o", "x.asf"]).configuration.input, SourceSpec(format: nil, url: "pipe:0"))
+        XCTAssertEqual(try MuxCommand.parse(["--input", "-", "-o", "x.asf"]).configuration.input, "pipe:0")
+        XCTAssertEqual(try MuxCommand.parse(["--video", "-", "--audio", "a.aac", "-o", "x.asf"]).configuration.video, "pipe:0")
+        let outputs = try RecordCommand.parse(["-o", "file:foo.flv", "-o", "pipe:1"]).configuration.outputs.destinations
+        XCTAssertEqual(outputs, [OutputSpec(destination: .file("foo.flv"), format: .flv), OutputSpec(destination: .standardOutput, format: .asf)])
+        for args in [["--no-video", "--video", "lavfi:testsrc"], ["--audio", "lavfi:sine", "--no-audio"],
+                     ["--video", "-", "--audio", "-"], ["--video", "pipe:0", "--audio", "pipe:"]] {
+            XCTAssertThrowsError(try RecordCommand.parse(args + ["-o", "x.asf"]), "\(args)") { XCTAssertTrue($0 is UsageError, "\($0)") }
+        }
+        XCTAssertThrowsError(try MuxCommand.parse(["--video", "-", "--audio", "-", "-o", "x.asf"])) { XCTAssertTrue($0 is UsageError) }
+        XCTAssertNoThrow(try RecordCommand.parse(["--no-video", "--input", "in.mp4", "-o", "x.asf"]), "--input's audio alone")
     }
 }

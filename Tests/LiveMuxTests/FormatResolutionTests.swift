@@ -44,12 +44,19 @@ final class FormatResolutionTests: XCTestCase {
         let (vfr, vfrNotes) = video(VideoSettings(), source(320, 240, rate: Rational(90000, 1), average: Rational(2997, 100)))
         XCTAssertEqual(vfr.fps, FrameRate(2997, 100))
         XCTAssertEqual(vfrNotes.count, 1)
-        XCTAssertTrue(vfrNotes[0].contains("90000/1") && vfrNotes[0].contains("--fps"), vfrNotes[0])
+        XCTAssertTrue(vfrNotes[0].contains("no fixed frame rate (90000/1") && vfrNotes[0].contains("--fps"), vfrNotes[0])
+        // A steady rate beyond 240 fps is a rate, not "no fixed frame rate" (issue 32, item 12):
+        // a lavfi output (no average) and a file whose average agrees.
+        for average in [Rational(0, 1), Rational(1000, 1)] {
+            let (fast, fastNotes) = video(VideoSettings(), source(160, 120, rate: Rational(1000, 1), average: average))
+            XCTAssertEqual(fast.fps, FrameRate(30))
+            XCTAssertEqual(fastNotes, ["the source runs at 1000 fps, outside the 1 to 240 fps livemux records at: using 30 fps (give --fps to choose)"])
+        }
         // Nothing known at all: 30 fps and a warning; a lavfi output says 1/0 when it cannot tell.
         for unknown in [Rational(0, 1), Rational(1, 0), Rational(0, 0)] {
             let (f, notes) = video(VideoSettings(), source(320, 240, rate: unknown, average: unknown))
             XCTAssertEqual(f.fps, FrameRate(30), "\(unknown)")
-            XCTAssertEqual(notes.count, 1, "\(unknown)")
+            XCTAssertEqual(notes, ["the source gives no frame rate: using 30 fps (give --fps to choose)"], "\(unknown)")
         }
     }
 

@@ -75,8 +75,8 @@ final class CaptureSource: @unchecked Sendable {
                 input = .demuxer(try InputDevice(format: spec.format, url: spec.url, options: openOptions))
             }
         } catch let error as FFmpegError {
-            let offer = DeviceCatalog.offer(spec.format)
-            let hint = offer.isEmpty ? " (check the device or path; `FORMAT:URL` such as lavfi:testsrc2 or v4l2:/dev/video0)" : offer
+            let deviceHint = DeviceCatalog.hint(for: spec)
+            let hint = deviceHint.isEmpty ? " (check the device or path; `FORMAT:URL` such as lavfi:testsrc2 or v4l2:/dev/video0)" : deviceHint
             throw ExplainedError("cannot open input '\(spec.description)': \(error.message)\(hint)", cause: error)
         } catch let error as InputDevice.UnknownOption {
             throw ExplainedError("input '\(spec.description)' has no option '\(error.key)' (--video-opt and --audio-opt take"
@@ -97,7 +97,8 @@ final class CaptureSource: @unchecked Sendable {
         let wanted = routes
         let chosen = { (kind: StreamKind) in wanted.first { $0.value.kind == kind }?.key }
         switch input {
-        case .demuxer(let d): format = SourceFormat(video: chosen(.video).map { d.streams[$0] }, audio: chosen(.audio).map { d.streams[$0] })
+        case .demuxer(let d):
+            format = SourceFormat(video: chosen(.video).map { d.streams[$0] }, audio: chosen(.audio).map { d.streams[$0] }, device: d.isDevice)
         case .filterGraph(let g): format = SourceFormat(video: chosen(.video).map { g.outputs[$0] }, audio: chosen(.audio).map { g.outputs[$0] })
         }
         // lavfi is a libavdevice "device" too, but it makes frames as fast as it is asked.

@@ -15,10 +15,14 @@ struct SourceFormat: Sendable, Equatable {
 
     init() {}
 
-    init(video: InputDevice.Stream?, audio: InputDevice.Stream?) {
+    /// `device`: a libavdevice input, which is not probed: it leaves r_frame_rate unset and
+    /// states the rate it delivers as avg_frame_rate (x11grab: its framerate option), so that
+    /// is its nominal rate.
+    init(video: InputDevice.Stream?, audio: InputDevice.Stream?, device: Bool) {
         if let v = video {
             (width, height) = (v.parameters.width, v.parameters.height)
-            (frameRate, averageFrameRate) = (v.baseFrameRate, v.averageFrameRate)
+            let unset = v.baseFrameRate.num == 0
+            (frameRate, averageFrameRate) = (device && unset ? v.averageFrameRate : v.baseFrameRate, v.averageFrameRate)
         }
         if let a = audio { (sampleRate, channels) = (a.parameters.sampleRate, a.parameters.channelCount) }
     }

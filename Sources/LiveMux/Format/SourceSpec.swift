@@ -12,9 +12,16 @@ public struct SourceSpec: Sendable, Equatable {
         self.options = options
     }
 
+    /// Standard input as libavformat names it: `-` means this, as `ffmpeg -i -` does.
+    public static let standardInput = "pipe:0"
+
+    /// Whether `url` reads standard input (`-`, `pipe:`, `pipe:0`).
+    public static func isStandardInput(_ url: String) -> Bool { url == "-" || url == "pipe:" || url == standardInput }
+
     /// Parses `FORMAT:URL`. The prefix counts as a format only when libavformat knows an input format
-    /// by that name; otherwise the whole text is a path or URL (`rtmp://…`, `clip.mp4`).
+    /// by that name; otherwise the whole text is a path or URL (`rtmp://…`, `clip.mp4`); `-` is stdin.
     public static func parse(_ text: String, isKnownFormat: (String) -> Bool) -> SourceSpec {
+        if text == "-" { return SourceSpec(format: nil, url: standardInput) }
         if let colon = text.firstIndex(of: ":") {
             let prefix = String(text[..<colon])
             if !prefix.isEmpty, !prefix.contains("/"), isKnownFormat(prefix) {

@@ -9,8 +9,9 @@ struct VideoFormat: Sendable, Equatable {
 
     /// The options where given, else the source's own format. A source that gives no size gets
     /// the built-in one; an odd size is cut to even (4:2:0 needs even sizes). A source with no
-    /// usable nominal rate (unknown, or a variable rate's time base such as 90000/1) gets its
-    /// average rate, else `builtInFrameRate`; both with a warning.
+    /// usable nominal rate (unknown, a variable rate's time base such as 90000/1, or a steady
+    /// rate outside 1 to 240 fps) gets its average rate, else `builtInFrameRate`; each with a
+    /// warning that says which it was.
     static func resolve(_ settings: VideoSettings, source: SourceFormat, report: (String) -> Void) -> VideoFormat {
         var width = VideoSettings.builtInWidth, height = VideoSettings.builtInHeight
         if let w = settings.width, let h = settings.height {
@@ -27,17 +28,33 @@ struct VideoFormat: Sendable, Equatable {
         if let nominal = FrameRate(source.frameRate), nominal.isSupported {
             return VideoFormat(width: width, height: height, fps: nominal)
         }
-        let said = source.frameRate.num == 0 ? "no frame rate" : "no fixed frame rate (\(source.frameRate))"
+        let said: String
+        if let nominal = FrameRate(source.frameRate) {
+            said = isSteady(nominal, average: source.averageFrameRate)
+                ? "runs at \(nominal) fps, outside the 1 to \(FrameRate.maxFramesPerSecond) fps livemux records at"
+                : "gives no fixed frame rate (\(source.frameRate), a time base rather than a rate)"
+        } else {
+            said = "gives no frame rate"
+        }
         let fps: FrameRate
         if let average = FrameRate(source.averageFrameRate), average.isSupported {
             fps = average
-            report("the source gives \(said): using its average rate, \(fps) fps (give --fps to choose)")
+            report("the source \(said): using its average rate, \(fps) fps (give --fps to choose)")
         } else {
             fps = VideoSettings.builtInFrameRate
-            report("the source gives \(said): using \(fps) fps (give --fps to choose)")
+            report("the source \(said): using \(fps) fps (give --fps to choose)")
         }
         return VideoFormat(width: width, height: height, fps: fps)
     }
+
+    /// Whether a nominal rate is the rate frames come at: nothing says otherwise (a lavfi
+    /// output has no average), or the average is within 1% of it. A variable-rate file's
+    /// r_frame_rate is its time base (90000/1), far above its average.
+    private static func isSteady(_ nominal: FrameRate, average: Rational) -> Bool {
+        guard let average = FrameRate(average) else { return true }
+        return abs(average.framesPerSecond - nominal.framesPerSecond) <= nominal.framesPerSecond * steadyTolerance
+    }
+    private static let steadyTolerance = 0.01
 
     /// Frames between keyframes for a GOP of `seconds`: at least 1.
     func gopFrames(_ seconds: Double) -> Int { max(1, Int(fps.frames(in: seconds))) }

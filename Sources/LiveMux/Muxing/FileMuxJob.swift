@@ -115,6 +115,11 @@ public final class FileMuxJob: @unchecked Sendable {
     private static func frameRate(_ c: MuxConfiguration, elementary: InputDevice?, report: (String) -> Void) -> FrameRate {
         if let given = c.fps { return given }
         guard let device = elementary, let path = c.input ?? c.video else { return fallbackFrameRate }
+        guard !SourceSpec.isStandardInput(path) else {
+            // A pipe cannot be read twice: its parameter sets are not looked at ahead of the muxing.
+            report("elementary video on stdin: timing it at \(fallbackFrameRate) fps (its timing info cannot be read ahead from a pipe); give --fps if that is wrong")
+            return fallbackFrameRate
+        }
         let stated = ElementaryFrameRate.read(path, hevc: device.formatName == "hevc").flatMap(FrameRate.init)
         if let stated, stated.isSupported { return stated }
         let problem = stated.map { "states \($0) fps, more than \(FrameRate.maxFramesPerSecond)" } ?? "states no frame rate (no timing info in its parameter sets)"
@@ -127,7 +132,7 @@ public final class FileMuxJob: @unchecked Sendable {
 
     /// Opens a file; elementary streams are named by extension, and raw video gets `--fps` if given.
     private static func open(_ path: String, fps: FrameRate?) throws -> InputDevice {
-        guard FileManager.default.fileExists(atPath: path) else {
+        guard SourceSpec.isStandardInput(path) || FileManager.default.fileExists(atPath: path) else {
             throw LiveMuxError.input("\(path) does not exist")
         }
         let ext = URL(fileURLWithPath: path).pathExtension.lowercased()

@@ -100,6 +100,7 @@ public final class Muxer: @unchecked Sendable {
         if let route { formats.insert(route.format) }
         if outputs.listen != nil { formats.formUnion(ContainerFormat.allCases) }
         if !outputs.destinations.isEmpty || outputs.listen != nil { try outputs.validate() }
+        if let warning = outputs.enhancedRTMPWarning(video: video?.codec) { onWarning(warning) }
         if let a = audio, a.sampleRate <= 0 || a.channels <= 0 {
             throw LiveMuxError.invalid("audio needs a sample rate and a channel count above 0")
         }

@@ -44,6 +44,20 @@ public struct Outputs: Sendable {
     /// Whether some output is not a URL: a file, stdout or live viewers.
     var hasLocalOutput: Bool { listen != nil || destinations.contains { !$0.destination.isNetwork } }
 
+    /// The warning for HEVC carried as Enhanced RTMP to rtmp(s):// outputs, else nil. FFmpeg 5.1's
+    /// RTMP client announces no Enhanced RTMP capabilities in `connect`, so no server is known to
+    /// take it, and one without it (nginx-rtmp 1.2) records and relays the audio only.
+    public func enhancedRTMPWarning(video: VideoCodec?) -> String? {
+        guard video == .hevc, flvHEVC == .enhanced else { return nil }
+        let rtmp = destinations.compactMap { o -> String? in
+            guard case .network(let url) = o.destination, url.lowercased().hasPrefix("rtmp") else { return nil }
+            return o.destination.description
+        }
+        guard !rtmp.isEmpty else { return nil }
+        return "\(rtmp.joined(separator: ", ")) gets HEVC as Enhanced RTMP: a server without Enhanced RTMP (nginx-rtmp) drops"
+            + " the video and keeps only the audio; --flv-hevc codec12 is what such servers relay"
+    }
+
     /// Refuses what cannot work, with a message that says what would.
     func validate() throws {
         if !(maxLatency > 0) { throw LiveMuxError.invalid("--max-latency must be more than 0 seconds") }

@@ -74,9 +74,9 @@ final class HTTPServer: @unchecked Sendable {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, address.socketLength) }
         }
         guard bound == 0, listen(fd, Self.listenBacklog) == 0 else {
-            let message = String(cString: strerror(errno))
+            let code = errno
             Glibc.close(fd)
-            throw LiveMuxError.output("cannot listen on \(address.description): \(message) (choose another --listen port)")
+            throw LiveMuxError.output("cannot listen on \(address.description): \(String(cString: strerror(code))) (\(Self.listenHint(code, address)))")
         }
         // The port sits at the same offset in sockaddr_in and sockaddr_in6.
         var size = socklen_t(MemoryLayout<sockaddr_storage>.size)
@@ -86,6 +86,17 @@ final class HTTPServer: @unchecked Sendable {
         listener = fd
         reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
         events.add(fd, token: Self.listenerToken, edgeTriggered: false, writable: false)
+    }
+
+    /// What to do about a failed bind or listen: the port for a busy one, the address for one
+    /// this machine does not have (EADDRNOTAVAIL).
+    private static func listenHint(_ code: Int32, _ address: ListenAddress) -> String {
+        switch code {
+        case EADDRINUSE: return "choose another --listen port"
+        case EADDRNOTAVAIL: return "no interface of this machine has the address \(address.host): listen on one of its own addresses, 127.0.0.1, or 0.0.0.0 for all"
+        case EACCES where address.port < 1024: return "ports below 1024 need privileges: choose a port from 1024 on"
+        default: return "check the --listen address and port"
+        }
     }
 
     /// The URL of each stream viewers can open, FLV first.

@@ -24,11 +24,24 @@ struct FileDescriptor: Sendable {
             }
         }
         if fd < 0 {
-            let reason = String(cString: strerror(errno))
-            let hint = errno == ENOENT ? " (create the directory first)" : errno == EACCES || errno == EROFS ? " (choose a writable directory)" : ""
-            throw LiveMuxError.output("cannot create \(path): \(reason)\(hint)")
+            let code = errno
+            throw LiveMuxError.output("cannot create \(path): \(String(cString: strerror(code)))\(hint(code, path))")
         }
         return FileDescriptor(raw: fd, name: path)
+    }
+
+    /// What to do about a file that could not be opened for writing: the file itself when it
+    /// exists (read-only, with -y), else its directory.
+    private static func hint(_ code: Int32, _ path: String) -> String {
+        switch code {
+        case ENOENT: return " (create the directory first)"
+        case EROFS: return " (the file system is read-only: choose a directory on another)"
+        case EACCES, EPERM:
+            var info = stat()
+            if lstat(path, &info) == 0 { return " (the file exists and is not writable: change its permissions, or choose another name)" }
+            return " (its directory is not writable: choose a writable directory)"
+        default: return ""
+        }
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) throws {
