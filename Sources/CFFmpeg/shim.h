@@ -48,7 +48,7 @@ static inline void lm_log_message(void *avcl, int level, const char *message) {
 }
 
 /* A log callback receives a va_list, which Swift cannot take in a @convention(c) closure: this C
- * callback formats the line and hands it to a Swift function (LogRedaction.swift). Only the FFmpeg
+ * callback formats the line and hands it to a Swift function (FFmpegLog.swift). Only the FFmpeg
  * module includes this header, so there is one copy of these statics. */
 typedef void (*lm_log_line_sink)(int level, const char *line);
 /* Function-local statics: Swift's importer emits these with the function, not file-scope statics. */

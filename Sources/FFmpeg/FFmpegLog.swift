@@ -1,10 +1,46 @@
 import CFFmpeg
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// FFmpeg's own log (`av_log`), which goes to stderr.
+/// FFmpeg's own log (`av_log`): to stderr by default; once a handler is set or a secret registered
+/// (`FFmpegLogRedaction`), every line goes through one callback that masks secrets and hands the
+/// line to the handler, else to stderr.
 public enum FFmpegLog {
     public enum Level: Int32, Sendable {
         case quiet = -8, error = 16, warning = 24, info = 32, verbose = 40, debug = 48
     }
 
+    /// Takes one line, without its newline.
+    public typealias Handler = @Sendable (String) -> Void
+    // Locking: the Mutex guards the handler and whether the callback is installed.
+    private static let state = Mutex<(handler: Handler?, installed: Bool)>((nil, false))
+
     public static func setLevel(_ level: Level) { av_log_set_level(level.rawValue) }
+
+    /// Sends every line at or above the level to `handler` (masked), or back to stderr with nil.
+    public static func setHandler(_ handler: Handler?) {
+        state.withLock { $0.handler = handler }
+        installCallback()
+    }
+
+    /// Routes FFmpeg's lines through `callback` from now on (once).
+    static func installCallback() {
+        let install = state.withLock { s -> Bool in
+            defer { s.installed = true }
+            return !s.installed
+        }
+        if install { lm_log_redirect(callback) }
+    }
+
+    /// Called by the C callback in shim.h with one formatted line.
+    private static let callback: @convention(c) (Int32, UnsafePointer<CChar>?) -> Void = { _, line in
+        guard let line else { return }
+        var text = FFmpegLogRedaction.apply(String(cString: line))
+        if let handler = state.withLock({ $0.handler }) {
+            return handler(text.hasSuffix("\n") ? String(text.dropLast()) : text)
+        }
+        text.withUTF8 { buf in _ = write(2, buf.baseAddress, buf.count) }
+    }
 }

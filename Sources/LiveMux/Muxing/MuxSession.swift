@@ -134,6 +134,7 @@ final class MuxSession: @unchecked Sendable {
                                statistics: statistics, primary: primary, recycle: recycle,
                                outputNames: outputNames.isEmpty ? nil : outputNames, report: report)
         muxThread = thread
+        networkSinks.forEach { $0.start() }
         Self.spawn("livemux-mux", in: muxDone) { thread.run() }
         server?.start()
     }

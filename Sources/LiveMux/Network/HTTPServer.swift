@@ -99,6 +99,9 @@ final class HTTPServer: @unchecked Sendable {
         }
     }
 
+    /// A server that never ran (its session failed to build) still holds its sockets: free them.
+    deinit { stop() }
+
     /// The URL of each stream viewers can open, FLV first.
     var viewerURLs: [String] { fanOuts.keys.sorted { $0.hasSuffix(".flv") && !$1.hasSuffix(".flv") }.map { "http://\(address.description)\($0)" } }
 

@@ -6,7 +6,9 @@ import FFmpeg
 ///
 /// The mux thread calls `write` (which only queues) and `close`; the writer thread connects, sends
 /// the header and the chunks, and on a failure reconnects with backoff, sending fresh headers and
-/// restarting at a video keyframe. Locking: `condition` guards every `var` below it.
+/// restarting at a video keyframe. Its threads start in `start`, never in `init`, so a sink built
+/// for a session that then fails to build holds nothing. Locking: `condition` guards every `var`
+/// below it.
 final class NetworkSink: ChunkSink, @unchecked Sendable {
     let name: String
     var isSeekable: Bool { false }
@@ -23,6 +25,7 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
     private var queue: OutputQueue
     private var header: Chunk?
     private var closing = false
+    private var started = false
     /// The connection's TCP socket while connected (nil: none, or not seen), and what it says.
     private var socket: TCPSocket?
     private var monitor = LinkMonitor()
@@ -82,6 +85,14 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
         self.report = report
         self.countDropped = countDropped
         queue = OutputQueue(limit: queueLimit)
+    }
+
+    /// Starts the writer and the link watcher (once).
+    func start() {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !started else { return }
+        started = true
         let thread = Thread { [self] in run() }
         thread.name = "livemux-net"
         thread.start()
@@ -120,7 +131,9 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
         condition.lock()
         closing = true
         condition.broadcast()
+        let started = self.started
         condition.unlock()
+        guard started else { return }
         if finished.wait(timeout: .now() + Self.closeGraceSeconds) == .timedOut {
             interruption.interrupt()
             condition.lock(); condition.broadcast(); condition.unlock()

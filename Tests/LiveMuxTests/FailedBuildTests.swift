@@ -1,0 +1,78 @@
+import Foundation
+import XCTest
+@testable import LiveMux
+
+/// A pipeline whose build fails part way releases everything it built before: an app that retries
+/// must not gain a thread or a descriptor per attempt (issue 27, item 2). Before, each attempt
+/// with an RTMP output and `listen` before a file that could not be created left the network
+/// output's two threads and the server's two descriptors behind.
+final class FailedBuildTests: XCTestCase {
+    var dir = ""
+    override func setUpWithError() throws { dir = NSTemporaryDirectory() + "livemux-failed-build-\(UUID().uuidString)" }
+    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
+
+    static func count(_ folder: String) -> Int { (try? FileManager.default.contentsOfDirectory(atPath: folder).count) ?? -1 }
+
+    /// Tiny built-in sources, so that building is quick.
+    func configuration(_ outputs: [Destination], listen: ListenAddress? = nil) -> RecordConfiguration {
+        var c = RecordConfiguration()
+        (c.video.width, c.video.height) = (160, 120)
+        c.outputs.destinations = outputs.map { OutputSpec(destination: $0, format: .flv) }
+        c.outputs.listen = listen
+        c.outputs.overwriteFiles = false
+        return c
+    }
+
+    func testEveryStepThatFailsReleasesWhatWasBuilt() throws {
+        let busy = try HTTPServer(address: ListenAddress(port: 0), routes: [:])
+        let push = Destination.network("rtmp://127.0.0.1:1/live/key")
+        var missingAudio = configuration([.file("\(dir)/a.flv")])
+        missingAudio.audioSource = SourceSpec(format: nil, url: "\(dir)/missing.wav")
+        let lateFile = configuration([push, .standardOutput, .file("\(dir)/missing/x.flv")], listen: ListenAddress(port: 0))
+        var lateFileOneSession = lateFile  // every output in one session, the push's sink made first
+        lateFileOneSession.video.sharedEncode = true
+        let steps: [(name: String, config: RecordConfiguration)] = [
+            ("a source", missingAudio),
+            ("the server", configuration([push], listen: busy.address)),
+            ("a file", lateFile),
+            ("a file after the push's sink", lateFileOneSession),
+        ]
+        for (name, config) in steps {
+            XCTAssertThrowsError(try Pipeline(config, quiet: true), name)  // once, so lazy libraries and globals are loaded
+            let threads = Self.count("/proc/self/task"), descriptors = Self.count("/proc/self/fd")
+            for _ in 0..<20 { XCTAssertThrowsError(try Pipeline(config, quiet: true), name) }
+            XCTAssertEqual(Self.count("/proc/self/task"), threads, "\(name): threads left behind")
+            XCTAssertEqual(Self.count("/proc/self/fd"), descriptors, "\(name): descriptors left behind")
+        }
+        busy.stop()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: dir), "nothing created")
+    }
+
+    /// FFmpeg's lines (libx264's options line on open, masked) go to the app's handler, not stderr.
+    func testFFmpegsLogGoesToTheAppsHandler() throws {
+        let lines = LockedLines()
+        LogLevel.verbose.apply(handler: { lines.append($0) })
+        defer { LogLevel.quiet.apply(handler: nil) }
+        let stderrCopy = dup(2)
+        let captured = NSTemporaryDirectory() + "livemux-stderr-\(UUID().uuidString)"
+        let file = open(captured, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        dup2(file, 2)
+        let config = configuration([.network("rtmp://127.0.0.1:1/live/SECRETKEY"), .file("\(dir)/missing/x.flv")])
+        XCTAssertThrowsError(try Pipeline(config, quiet: true))
+        dup2(stderrCopy, 2)
+        close(stderrCopy)
+        close(file)
+        defer { unlink(captured) }
+        XCTAssertEqual(try String(contentsOfFile: captured, encoding: .utf8), "", "nothing straight to stderr")
+        XCTAssertTrue(lines.all.contains { $0.contains("libx264") && $0.contains("bitrate=") }, "\(lines.all)")
+        XCTAssertFalse(lines.all.contains { $0.hasSuffix("\n") })
+    }
+}
+
+/// Lines a log handler received, from whichever thread logged them.
+final class LockedLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var lines: [String] = []  // guarded by `lock`
+    func append(_ line: String) { lock.withLock { lines.append(line) } }
+    var all: [String] { lock.withLock { lines } }
+}
