@@ -1,7 +1,7 @@
 import CFFmpeg
 
 /// A libavcodec parser (`av_parser_parse2`) for H.264 or HEVC, used to read what the bitstream
-/// says about itself: frame size and whether an access unit is a keyframe.
+/// says about itself: frame size, whether an access unit is a keyframe, and its picture order.
 /// Used by one thread at a time (its owner holds a lock).
 public final class Parser: @unchecked Sendable {
     private let parser: UnsafeMutablePointer<AVCodecParserContext>
@@ -15,6 +15,9 @@ public final class Parser: @unchecked Sendable {
         public var height: Int
         /// True for an IDR/IRAP picture.
         public var isKeyframe: Bool
+        /// The picture order count (POC): the order pictures are shown in, from the start of their
+        /// coded video sequence (it starts again at an IDR).
+        public var pictureOrder = 0
         /// Frames per second from the timing info of the parameter sets (H.264 SPS VUI: time_scale
         /// / (2 · num_units_in_tick); HEVC VPS, else SPS VUI); nil when they carry none.
         public var frameRate: Rational? = nil
@@ -54,30 +57,39 @@ public final class Parser: @unchecked Sendable {
         // The parser reads up to AV_INPUT_BUFFER_PADDING_SIZE bytes past the end.
         var padded = bytes
         padded.append(contentsOf: repeatElement(0, count: Int(AV_INPUT_BUFFER_PADDING_SIZE)))
+        return padded.withUnsafeMutableBufferPointer { parse($0.baseAddress!, count: bytes.count) }
+    }
+
+    /// The same for a demuxed packet, without copying it (libavformat pads every packet).
+    public func parse(_ packet: Packet) -> Info? {
+        guard packet.size > 0 else { return nil }
+        return parse(packet.pointer.pointee.data, count: packet.size)
+    }
+
+    private func parse(_ start: UnsafeMutablePointer<UInt8>, count: Int) -> Info? {
         var outData: UnsafeMutablePointer<UInt8>? = nil
         var outSize: Int32 = 0
         var produced = false
-        padded.withUnsafeMutableBufferPointer { buf in
-            var data = buf.baseAddress!
-            var left = Int32(bytes.count)
-            while left > 0 {
-                let used = av_parser_parse2(parser, codec, &outData, &outSize, data, left,
-                                            lm_nopts_value(), lm_nopts_value(), 0)
-                if used < 0 { return }
-                if outSize > 0 { produced = true }
-                data += Int(used)
-                left -= used
-                if used == 0 { break }
-            }
+        var data = start
+        var left = Int32(count)
+        while left > 0 {
+            let used = av_parser_parse2(parser, codec, &outData, &outSize, data, left,
+                                        lm_nopts_value(), lm_nopts_value(), 0)
+            if used < 0 { break }
+            if outSize > 0 { produced = true }
+            data += Int(used)
+            left -= used
+            if used == 0 { break }
         }
+        let order = Int(parser.pointee.output_picture_number)
         guard produced, parser.pointee.width > 0 || codec.pointee.width > 0 else {
-            return produced ? Info(width: 0, height: 0, isKeyframe: parser.pointee.key_frame == 1) : nil
+            return produced ? Info(width: 0, height: 0, isKeyframe: parser.pointee.key_frame == 1, pictureOrder: order) : nil
         }
         let w = parser.pointee.width > 0 ? parser.pointee.width : codec.pointee.width
         let h = parser.pointee.height > 0 ? parser.pointee.height : codec.pointee.height
         // The parsers set the rate only from timing info (h264_parser.c, hevc_parser.c).
         let rate = codec.pointee.framerate
-        return Info(width: Int(w), height: Int(h), isKeyframe: parser.pointee.key_frame == 1,
+        return Info(width: Int(w), height: Int(h), isKeyframe: parser.pointee.key_frame == 1, pictureOrder: order,
                     frameRate: rate.num > 0 && rate.den > 0 ? Rational(rate) : nil)
     }
 }

@@ -167,7 +167,7 @@ public enum CLI {
             try wait()
         } catch {
             progress?.finish()
-            report(error, verbose: verbose)
+            report(error, verbose: verbose, stopped: remux ? "muxing" : "recording")
             return .failure
         }
         return .success
@@ -175,9 +175,9 @@ public enum CLI {
 
     /// One `error:` line that names the problem and, where there is one, the fix; with -v, a
     /// `debug:` line before it with FFmpeg's function and code.
-    static func report(_ error: Error, verbose: Bool) {
+    static func report(_ error: Error, verbose: Bool, stopped activity: String = "recording") {
         if let sink = error as? SinkError, sink.isClosedByReader {
-            return Terminal.error("\(sink.name) was closed by its reader; stopped recording")
+            return Terminal.error("\(sink.name) was closed by its reader; stopped \(activity)")
         }
         let (message, detail) = ExplainedError.describe(error)
         if verbose, let detail { Terminal.write("debug: \(detail)\n") }

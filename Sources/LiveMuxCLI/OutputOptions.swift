@@ -107,8 +107,9 @@ struct OutputOptions {
     }
 
     /// Resolves every `-o` to its container and checks what cannot work before anything is
-    /// created: an unknown container, RTMP without FLV, stdout twice, a directory, a file that
-    /// is also an input (`inputs`: paths), one file named twice, one that exists without -y.
+    /// created: an unknown container, RTMP without FLV or without an application and stream key,
+    /// stdout twice, a directory, a file that is also an input (`inputs`: paths), one file named
+    /// twice, one that exists without -y.
     mutating func finish(inputs: [String]) throws {
         guard !named.isEmpty || outputs.listen != nil else { throw UsageError("no output: give -o FILE, -o - for stdout, or a URL") }
         // A -f after the last -o names that output's container (`-o - -f flv`).
@@ -126,6 +127,7 @@ struct OutputOptions {
             if case .network(let url) = destination, url.lowercased().hasPrefix("rtmp"), f != .flv {
                 throw UsageError("RTMP carries FLV only: drop -f \(f.rawValue) for \(destination.description)")
             }
+            if case .network(let url) = destination, let problem = rtmpURLProblem(url) { throw UsageError(problem) }
             return OutputSpec(destination: destination, format: f)
         }
         self.warnings = warnings

@@ -176,7 +176,7 @@ final class MuxTests: XCTestCase {
         let script = "'\(Tools.livemux)' mux -q --input '\(dir)/big.mp4' -f flv -o - | head -c 1000 > /dev/null; exit ${PIPESTATUS[0]}"
         let r = try Tools.run("/bin/bash", ["-c", script])
         XCTAssertEqual(r.status, 1, r.stderr)
-        XCTAssertEqual(r.stderr, "error: stdout was closed by its reader; stopped recording\n")
+        XCTAssertEqual(r.stderr, "error: stdout was closed by its reader; stopped muxing\n")
     }
 
     /// Length-prefixed input with a record: HEVC (hvcC) from MP4 into ASF, and H.264 with

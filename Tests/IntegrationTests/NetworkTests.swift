@@ -183,6 +183,12 @@ final class NetworkTests: XCTestCase {
         XCTAssertEqual(rtmpASF.status, 64)
         XCTAssertTrue(rtmpASF.stderr.contains("RTMP carries FLV only"), rtmpASF.stderr)
         XCTAssertFalse(rtmpASF.stderr.contains(key), rtmpASF.stderr)
+        // No application and stream key: refused at once, not retried as a bare I/O error.
+        for command in [["record", "-t", "1"], ["mux", "--input", "\(dir)/clip.mp4"]] {
+            let noKey = try Tools.livemux(command + ["-o", "rtmp://127.0.0.1:1935"])
+            XCTAssertEqual(noKey.status, 64, noKey.stderr)
+            XCTAssertEqual(noKey.stderr, "error: rtmp://127.0.0.1:1935 needs an application and a stream key: rtmp://HOST[:PORT]/APP/KEY\n")
+        }
     }
 
     /// `livemux serve`: concurrent viewers of /live.flv and /live.asf decode; a late joiner starts

@@ -200,6 +200,24 @@ final class RecordTests: XCTestCase {
         XCTAssertEqual(try Tools.decodeErrors(v), "")
     }
 
+    /// A duration shorter than one frame (and than one sample) still records the first video frame
+    /// and an AAC frame, as ffmpeg does; the frame read past the end is not counted in.
+    func testDurationShorterThanAFrameRecordsTheFirstFrame() throws {
+        for duration in ["0.01", "0.000001"] {
+            let path = "\(dir)/short-\(duration).flv", stats = "\(dir)/short-\(duration).jsonl"
+            let r = try Tools.livemux(["record", "--no-realtime", "-q", "-t", duration, "--size", "160x120",
+                                       "--stats", stats, "-o", path])
+            XCTAssertEqual(r.status, 0, r.stderr)
+            let p = try Tools.probe(path)
+            XCTAssertEqual(p.stream("video")?.packetCount, 1, duration)
+            XCTAssertGreaterThanOrEqual(p.stream("audio")?.packetCount ?? 0, 1, duration)
+            XCTAssertEqual(try Tools.decodeErrors(path), "", duration)
+            let last = try XCTUnwrap(TimingTests.statsLines(stats).last)
+            XCTAssertEqual((last["video"] as? [String: Any])?["frames_in"] as? Int, 1, duration)
+            try TimingTests.assertEveryVideoFrameAccounted(last)
+        }
+    }
+
     /// Separate sources fill the queues at different speeds: the one ahead waits, nothing is dropped.
     func testSmallQueuesLoseNothing() throws {
         _ = try record("small-queue.flv", Expected(seconds: 2), extra: ["--queue-size", "4"])

@@ -16,6 +16,15 @@ final class TimingTests: XCTestCase {
         }
     }
 
+    /// Every video frame that came in is accounted for in a final stats line: encoded, dropped,
+    /// or encoded twice (duplicated). The frame read past `-t` is not part of the recording.
+    static func assertEveryVideoFrameAccounted(_ last: [String: Any], file: StaticString = #filePath, line: UInt = #line) throws {
+        XCTAssertEqual(last["final"] as? Bool, true, file: file, line: line)
+        let v = try XCTUnwrap(last["video"] as? [String: Any], file: file, line: line)
+        let count = { (key: String) throws -> Int in try XCTUnwrap(v[key] as? Int, key, file: file, line: line) }
+        XCTAssertEqual(try count("frames_in"), try count("packets_out") + count("dropped") - count("duplicated"), "\(v)", file: file, line: line)
+    }
+
     /// avsynctest whose audio clock runs `factor` times the video clock: a beep and flash every
     /// 5 s, audio made at 48000·factor samples a second but labelled 48 kHz and stamped on the
     /// true clock, like a microphone whose crystal is off.
@@ -77,6 +86,7 @@ final class TimingTests: XCTestCase {
         }
         let video = try XCTUnwrap(last["video"] as? [String: Any])
         XCTAssertEqual(video["packets_out"] as? Int, 75)
+        try Self.assertEveryVideoFrameAccounted(last)
         XCTAssertNotNil(video["frames_in"]); XCTAssertNotNil(video["dropped"]); XCTAssertNotNil(video["bitrate_kbps"])
         XCTAssertEqual(last["drift_corrections"] as? Int, 0)
         let latency = try XCTUnwrap(last["latency_ms"] as? [String: Any])
@@ -102,6 +112,7 @@ final class TimingTests: XCTestCase {
         let video = try XCTUnwrap(last["video"] as? [String: Any]), audio = try XCTUnwrap(last["audio"] as? [String: Any])
         XCTAssertEqual(video["timestamp_repairs"] as? Int, 2)
         XCTAssertEqual(video["dropped"] as? Int, 2)
+        try Self.assertEveryVideoFrameAccounted(last)
         XCTAssertEqual(audio["timestamp_repairs"] as? Int, 1)
         XCTAssertEqual(audio["dropped"] as? Int, 0)
         let p = try Tools.probe(path, packets: true)

@@ -16,6 +16,15 @@ final class NetworkOptionsTests: XCTestCase {
         }
     }
 
+    func testRTMPURLWithoutApplicationAndKeyIsAUsageError() throws {
+        for command in [["-o", "rtmp://127.0.0.1:1935"], ["-o", "a.flv", "-o", "rtmp://h/live"]] {
+            XCTAssertThrowsError(try RecordCommand.parse(command)) { error in
+                XCTAssertTrue(error is UsageError, "\(error)")
+                XCTAssertTrue(String(describing: error).contains("needs an application and a stream key"), "\(error)")
+            }
+        }
+    }
+
     func testReconnectAndQueueOptions() throws {
         let c = try RecordCommand.parse(["-o", "rtmp://h/a/k", "--reconnect-delay", "0.2", "--reconnect-max-delay", "3",
                                          "--reconnect-attempts", "4", "--output-queue", "100"]).configuration

@@ -119,7 +119,7 @@ final class MuxerAPITests: XCTestCase {
 
     func read(_ path: String, _ type: MediaType) throws -> Read {
         let ext = URL(fileURLWithPath: path).pathExtension
-        let device = try InputDevice(format: ext == "h264" ? "h264" : ext == "aac" ? "aac" : nil, url: path, options: [])
+        let device = try InputDevice(format: ["h264", "hevc", "aac"].contains(ext) ? ext : nil, url: path, options: [])
         let stream = try XCTUnwrap(device.bestStream(type))
         var r = Read(extradata: stream.parameters.extradata, packets: [])
         let p = try Packet()
@@ -191,6 +191,20 @@ final class MuxerAPITests: XCTestCase {
             XCTAssertEqual(try hashes(a.path, "a"), try hashes(b.path, "a"), "raw and ADTS audio decode alike")
             XCTAssertEqual(try hashes(a.path, "a").count, raw.packets.count)
         }
+    }
+
+    /// `00 00 01` and HEVC's TRAIL_N header (`00 01`) also read as a 4-byte length of 256, which
+    /// tiles a 260-byte packet: in an Annex B stream such a packet stays as it is (it was taken as
+    /// length-prefixed and cut, and the frame was lost).
+    func testAmbiguousPacketOfAnAnnexBStreamStaysAnnexB() throws {
+        try ffmpeg(["-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30", "-frames:v", "1", "-c:v", "libx265",
+                    "-x265-params", "log-level=none", "-f", "hevc", "\(dir)/key.hevc"])
+        let key = try XCTUnwrap(read("\(dir)/key.hevc", .video).packets.first)
+        let normalizer = try VideoNormalizer(codec: .hevc, width: nil, height: nil, extradata: nil)
+        _ = try normalizer.process(try Packet(copying: key.bytes), isKeyframe: true)
+        let ambiguous: [UInt8] = [0, 0, 1, 0, 1] + (0..<255).map { UInt8(2 + $0 % 200) }
+        XCTAssertTrue(AnnexB.isLengthPrefixed(ambiguous), "the packet reads both ways")
+        XCTAssertEqual(try normalizer.process(try Packet(copying: ambiguous), isKeyframe: false).packet.bytes, ambiguous)
     }
 
     func testBadPacketsAreCountedAndTheOutputStaysClean() throws {

@@ -12,6 +12,21 @@ final class MaskedURLTests: XCTestCase {
         XCTAssertEqual(maskedURL("rtmp://host/app/"), "rtmp://host/app/")
     }
 
+    /// An RTMP URL without an application and a stream key cannot be published to (libavformat
+    /// only says "Input/output error"): refused, with the form it needs.
+    func testRTMPNeedsAnApplicationAndAKey() {
+        XCTAssertEqual(rtmpURLProblem("rtmp://127.0.0.1:1935"),
+                       "rtmp://127.0.0.1:1935 needs an application and a stream key: rtmp://HOST[:PORT]/APP/KEY")
+        for url in ["rtmp://h", "rtmp://h/", "rtmp://h/live", "rtmp://h/live/", "rtmp://h//key", "RTMP://h/live"] {
+            XCTAssertNotNil(rtmpURLProblem(url), url)
+        }
+        XCTAssertEqual(rtmpURLProblem("rtmps://u:pw@h/live"), "rtmps://****@h/live needs an application and a stream key: rtmps://HOST[:PORT]/APP/KEY")
+        for url in ["rtmp://h/live/key", "rtmps://h:443/live2/a-b-c", "rtmp://h/app/key/more", "rtmp://h/app?slist=key",
+                    "srt://h:9000", "tcp://h:5000", "rec.flv"] {
+            XCTAssertNil(rtmpURLProblem(url), url)
+        }
+    }
+
     func testPasswordsAndSecretQueryValuesAreMasked() {
         XCTAssertEqual(maskedURL("rtmp://user:pa55@host/app/key"), "rtmp://****@host/app/****")
         XCTAssertEqual(maskedURL("srt://host:9000?streamid=secret&latency=200"), "srt://host:9000?streamid=****&latency=200")

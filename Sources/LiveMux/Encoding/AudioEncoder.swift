@@ -49,7 +49,8 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
         self.timeline = timeline
         self.queues = queues
         self.statistics = statistics
-        sampleLimit = duration.map { Int64(($0 * Double(format.sampleRate)).rounded()) }
+        // A duration shorter than a sample still records the first AAC frame.
+        sampleLimit = duration.map { max(1, Int64(($0 * Double(format.sampleRate)).rounded())) }
     }
 
     func streamDescription() throws -> ContainerWriter.StreamDescription {

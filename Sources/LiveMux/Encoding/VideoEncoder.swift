@@ -23,16 +23,17 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
         self.lanes = lanes
         self.timeline = timeline
         self.statistics = statistics
-        frameLimit = duration.map { format.fps.frames(in: $0) }
+        // A duration shorter than a frame still records the first frame.
+        frameLimit = duration.map { max(1, format.fps.frames(in: $0)) }
     }
 
     /// Encodes one frame captured at `time` (µs on the capture clock). Returns false once the
     /// duration is reached.
     func consume(_ frame: Frame, at time: Int64, capturedAt wallTime: Int64) throws -> Bool {
         guard !isDone else { return false }
-        statistics.countInput(.video)
         // A timestamp that repeats or goes backwards: the frame cannot be placed, so it is dropped.
         if let last = lastInputTime, time <= last {
+            statistics.countInput(.video)
             statistics.countTimestampRepair(.video)
             statistics.countDropped(.video)
             return true
@@ -45,13 +46,15 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
         lastCorrection = correction
         // The frame's slot on the output grid (1/fps), rounded to the nearest.
         let pts = Timestamp.rescale(time - base + correction, from: .microseconds, to: format.fps.frameDuration)
-        if pts < 0 || pts <= lastPTS {
-            statistics.countDropped(.video)  // before the start, or a second frame for one slot
-            return true
-        }
+        // The frame past the duration ends the stream; it is not part of it, so not counted in.
         if let limit = frameLimit, pts >= limit {
             isDone = true
             return false
+        }
+        statistics.countInput(.video)
+        if pts < 0 || pts <= lastPTS {
+            statistics.countDropped(.video)  // before the start, or a second frame for one slot
+            return true
         }
         // A drift correction forward leaves a slot empty: this frame fills it too.
         let firstSlot = steppedForward && lastPTS >= 0 && pts - lastPTS == 2 ? lastPTS + 1 : pts

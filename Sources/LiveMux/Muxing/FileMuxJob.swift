@@ -103,9 +103,6 @@ public final class FileMuxJob: @unchecked Sendable {
                           wakeBatch: realtime ? 1 : Self.readBatch,
                           streamingASFPacketSize: realtime ? MuxSession.liveASFPacketSize : nil,
                           recycle: pool, onChunk: nil, onWarning: report)
-        if readers.contains(where: { $0.rawVideo && ($0.video?.parameters.videoDelay ?? 0) > 0 }) {
-            report("the elementary video has B-frames but no presentation times: its frames are muxed in decoding order and will show out of order (mux it from a container that keeps them: MP4, MKV, TS, FLV)")
-        }
         self.readers = readers
     }
 
@@ -180,12 +177,14 @@ public final class FileMuxJob: @unchecked Sendable {
         while !InputTimeline.hasEnough(leading, video: r.video, audio: r.audio, rawVideo: r.rawVideo), let p = try next() {
             leading.append(p)
         }
-        var timeline = InputTimeline(video: r.video, audio: r.audio, rawVideo: r.rawVideo, fps: fps, leading: leading)
+        var timeline = try InputTimeline(video: r.video, audio: r.audio, rawVideo: r.rawVideo, fps: fps, leading: leading)
         var offered = PerStream(repeating: 0), unplaced = 0
         defer { count(offered: offered, unplaced: unplaced) }
         for packet in leading { try hand(packet, &timeline, &offered, &unplaced) }
         leading.removeAll()
         while let packet = try next() { try hand(packet, &timeline, &offered, &unplaced) }
+        timeline.endVideo()
+        while let (packet, place) = timeline.nextVideo() { try handVideo(packet, at: place, &unplaced) }
     }
 
     /// Gives one demuxed packet to the muxer, placed on the file's timeline.
@@ -193,15 +192,8 @@ public final class FileMuxJob: @unchecked Sendable {
         switch timeline.stream(of: packet) {
         case .video:
             offered[.video] += 1
-            if let sets = packet.newExtradata {
-                try muxer.addVideo(sets, pts: 0, isKeyframe: false, isExtraData: true)
-            }
-            guard let t = timeline.video(packet) else {
-                unplaced += 1
-                return
-            }
-            guard pace(t.dts, timescale: t.timescale) else { return }
-            try muxer.addVideo(packet, pts: t.pts, dts: t.dts, timescale: t.timescale, isKeyframe: packet.isKeyframe)
+            timeline.add(video: packet)
+            while let (packet, place) = timeline.nextVideo() { try handVideo(packet, at: place, &unplaced) }
         case .audio:
             offered[.audio] += 1
             let t = timeline.audio()
@@ -210,6 +202,19 @@ public final class FileMuxJob: @unchecked Sendable {
         case nil:
             break
         }
+    }
+
+    /// Gives one video packet to the muxer at its place; nil: it has no timestamp and is dropped.
+    private func handVideo(_ packet: Packet, at place: InputTimeline.Place?, _ unplaced: inout Int) throws {
+        if let sets = packet.newExtradata {
+            try muxer.addVideo(sets, pts: 0, isKeyframe: false, isExtraData: true)
+        }
+        guard let t = place else {
+            unplaced += 1
+            return
+        }
+        guard pace(t.dts, timescale: t.timescale) else { return }
+        try muxer.addVideo(packet, pts: t.pts, dts: t.dts, timescale: t.timescale, isKeyframe: packet.isKeyframe)
     }
 
     /// With `realtime`, waits until the packet's time has come; false when stopped meanwhile.

@@ -6,9 +6,13 @@ import FFmpeg
 /// PTS, so their timing relative to each other is the file's own (a B-frame stream's first
 /// picture is shown after its first DTS, as the audio expects). Video keeps the container's
 /// timestamps, with decoding timestamps derived where it stores none; an elementary stream is
-/// timed by its frame count. Audio is timed by its frame count (1024 samples), so it never
-/// drifts by rounding.
+/// timed by its frame count, and with B-frames its pictures are shown in the order their picture
+/// order counts give (`PresentationOrder`). Audio is timed by its frame count (1024 samples), so
+/// it never drifts by rounding.
 struct InputTimeline {
+    /// A video packet's place: PTS and DTS in units of `1/timescale`.
+    typealias Place = (pts: Int64, dts: Int64, timescale: Int32)
+
     /// How many packets may wait at the start for the other stream's first one.
     static let leadingLimit = 1024
 
@@ -25,6 +29,12 @@ struct InputTimeline {
     private let audioStart: Int64
     private var videoFrames: Int64 = 0
     private var audioFrames: Int64 = 0
+    /// Elementary video with B-frames: pictures wait for their place in presentation order,
+    /// read from each one's picture order count by `parser`.
+    private var presentation: PresentationOrder<Packet>?
+    private let parser: Parser?
+    /// The video packet added and not yet handed out (any other video is placed at once).
+    private var added: Packet?
 
     /// Whether `leading` holds enough of the file's first packets to fix the timeline: the first
     /// of each stream and, for container video, `DecodingTimestamps.lookahead` video packets.
@@ -38,7 +48,16 @@ struct InputTimeline {
     }
 
     /// - Parameter leading: the file's first packets in read order (see `hasEnough`).
-    init(video: InputDevice.Stream?, audio: InputDevice.Stream?, rawVideo: Bool, fps: FrameRate, leading: [Packet]) {
+    init(video: InputDevice.Stream?, audio: InputDevice.Stream?, rawVideo: Bool, fps: FrameRate, leading: [Packet]) throws {
+        if let v = video, rawVideo, v.parameters.videoDelay > 0 {
+            let parser = try Parser(hevc: v.parameters.isHEVC)
+            // Parameter sets come in-band too; any given apart must be known before the first slice.
+            if !v.parameters.extradata.isEmpty { _ = parser.parse(v.parameters.extradata) }
+            self.parser = parser
+            presentation = PresentationOrder(depth: v.parameters.videoDelay)
+        } else {
+            parser = nil
+        }
         videoIndex = video?.index
         audioIndex = audio?.index
         elementaryRate = video != nil && rawVideo ? fps : nil
@@ -88,9 +107,35 @@ struct InputTimeline {
         return nil
     }
 
-    /// A video packet's place: PTS and DTS in units of `1/timescale`; nil when it has no
-    /// timestamp at all (it cannot be placed).
-    mutating func video(_ packet: Packet) -> (pts: Int64, dts: Int64, timescale: Int32)? {
+    /// Takes the next video packet in decoding order. `nextVideo` hands it out with its place:
+    /// at once, or for elementary video with B-frames once its place in presentation order is known.
+    mutating func add(video packet: Packet) {
+        guard presentation != nil, let parser else {
+            added = packet
+            return
+        }
+        // A packet with no picture in it (never seen from libavformat) is shown after the others.
+        let info = parser.parse(packet)
+        presentation!.add(packet, order: info?.pictureOrder ?? .max, isKeyframe: info?.isKeyframe ?? packet.isKeyframe)
+    }
+
+    /// At the end of the file: every video packet held gets its place.
+    mutating func endVideo() { presentation?.finish() }
+
+    /// The next video packet whose place is known, in decoding order; its place is nil when it
+    /// has no timestamp at all (it cannot be placed).
+    mutating func nextVideo() -> (packet: Packet, place: Place?)? {
+        if presentation != nil, let fps = elementaryRate {
+            guard let (packet, decoded, shown) = presentation!.next() else { return nil }
+            // Frame n is at n / fps; the first picture is shown `depth` frames after its DTS.
+            let frame = Int64(fps.denominator)
+            return (packet, ((shown + Int64(presentation!.depth)) * frame, decoded * frame, Int32(fps.numerator)))
+        }
+        guard let packet = added.take() else { return nil }
+        return (packet, place(packet))
+    }
+
+    private mutating func place(_ packet: Packet) -> Place? {
         if let fps = elementaryRate {
             defer { videoFrames += 1 }
             let t = videoFrames * Int64(fps.denominator)

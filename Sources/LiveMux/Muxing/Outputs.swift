@@ -66,6 +66,7 @@ public struct Outputs: Sendable {
             guard case .network(let url) = o.destination else { continue }
             // libavformat's protocols print the URLs they open: keep the secrets out of its log.
             FFmpegLogRedaction.redact(secretParts(of: url))
+            if let problem = rtmpURLProblem(url) { throw LiveMuxError.invalid(problem) }
             guard NetworkOutput.canWrite(url: url) else {
                 throw LiveMuxError.unsupported("cannot write to \(maskedURL(url)): this FFmpeg has no protocol for it (use rtmp://, srt://, tcp:// or udp://)")
             }

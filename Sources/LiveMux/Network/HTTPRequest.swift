@@ -10,13 +10,15 @@ struct HTTPRequest: Equatable {
     var query = ""
     /// The `Accept` header's value (empty when none).
     var accept = ""
+    /// The `Access-Control-Request-Headers` of a CORS preflight (empty when none).
+    var requestedHeaders = ""
 
     /// Whether the client asked for the index as JSON (`?format=json`, or `Accept: application/json`).
     var wantsJSON: Bool {
         query.split(separator: "&").contains("format=json") || accept.lowercased().contains("application/json")
     }
 
-    /// Parses the request line of a head (`GET /live.flv HTTP/1.1`) and its Accept header; nil
+    /// Parses the request line of a head (`GET /live.flv HTTP/1.1`) and the headers above; nil
     /// when the request line is malformed.
     static func parse(_ head: [UInt8]) -> HTTPRequest? {
         guard let end = head.firstIndex(of: UInt8(ascii: "\r")) ?? head.firstIndex(of: UInt8(ascii: "\n")),
@@ -31,7 +33,8 @@ struct HTTPRequest: Equatable {
             path = path[..<q]
         }
         return HTTPRequest(method: String(parts[0]), path: String(path), isHTTP11: parts[2] == "HTTP/1.1",
-                           query: String(query), accept: header("accept", in: head[end...]) ?? "")
+                           query: String(query), accept: header("accept", in: head[end...]) ?? "",
+                           requestedHeaders: header("access-control-request-headers", in: head[end...]) ?? "")
     }
 
     /// The value of the first header field called `name` (lower case), trimmed.

@@ -273,8 +273,13 @@ final class HTTPServer: @unchecked Sendable {
             return answer(c, HTTPResponse.text("400 Bad Request", body: "bad request\n"), now: now)
         }
         let headOnly = request.method == "HEAD"
-        guard request.method == "GET" || headOnly else {
-            return answer(c, HTTPResponse.text("405 Method Not Allowed", body: "only GET and HEAD\n", extra: "Allow: GET, HEAD\r\n"), now: now)
+        // A browser's CORS preflight; one for an unknown path gets the 404 below.
+        if request.method == "OPTIONS" && (request.path == "/" || fanOuts[request.path] != nil) {
+            return answer(c, HTTPResponse.preflight(requestedHeaders: request.requestedHeaders), now: now)
+        }
+        guard request.method == "GET" || headOnly || request.method == "OPTIONS" else {
+            return answer(c, HTTPResponse.text("405 Method Not Allowed", body: "only GET, HEAD and OPTIONS\n",
+                                               extra: "Allow: \(HTTPResponse.methods)\r\n"), now: now)
         }
         if request.path == "/" {
             let index = self.index

@@ -87,3 +87,14 @@ public func secretParts(of url: String) -> [String] {
     }
     return parts.filter { !$0.isEmpty }
 }
+
+/// Why an RTMP URL cannot be published to, if it cannot: RTMP needs an application and a stream
+/// key in the path (`rtmp://HOST[:PORT]/APP/KEY`); without them libavformat connects and fails
+/// with a bare I/O error. A URL with a query is left to the server (`?slist=KEY` names the key).
+public func rtmpURLProblem(_ url: String) -> String? {
+    guard let (scheme, _, path, query) = urlParts(url), scheme.hasPrefix("rtmp"), query == nil else { return nil }
+    // As in maskedURL: components[0] is "" (before the leading slash), [1] the app, [2...] the key.
+    let components = path.split(separator: "/", omittingEmptySubsequences: false)
+    if components.count > 2, !components[1].isEmpty, components[2...].contains(where: { !$0.isEmpty }) { return nil }
+    return "\(maskedURL(url)) needs an application and a stream key: \(scheme)://HOST[:PORT]/APP/KEY"
+}

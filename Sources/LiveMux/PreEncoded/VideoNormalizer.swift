@@ -35,6 +35,8 @@ final class VideoNormalizer {
     /// Pass-through just ended: the next packet out carries the Annex B parameter sets as new
     /// extradata, which tells the FLV muxer its packets are Annex B from there on.
     private var announceAnnexB = false
+    /// How the last packet was packaged: a packet that reads both ways is taken as packaged alike.
+    private var lastPackaging: Packaging?
 
     /// One packet ready for the muxer.
     struct Output {
@@ -120,9 +122,13 @@ final class VideoNormalizer {
         guard input.size > 0 else { throw Problem.unreadable("empty packet") }
         let packaging: Packaging? = input.withBytes { bytes in
             if AnnexB.isAnnexB(bytes, lengthSize: lengthSize) { return .annexB }
-            return AnnexB.isLengthPrefixed(bytes, lengthSize: lengthSize) ? .lengthPrefixed : nil
+            guard AnnexB.isLengthPrefixed(bytes, lengthSize: lengthSize) else { return nil }
+            // `00 00 01` and a NAL header byte 0 (HEVC's TRAIL_N) also read as a length of 256…511,
+            // which tiles one packet in a few hundred: in an Annex B stream, it is Annex B.
+            return AnnexB.hasStartCode(bytes) && lastPackaging == .annexB ? .annexB : .lengthPrefixed
         }
         guard let packaging else { throw Problem.unreadable("neither Annex B (no start code) nor length-prefixed NAL units") }
+        lastPackaging = packaging
         input.resetForMuxing(isKeyframe: isKeyframe)
         var packet = input
         var changed: [UInt8]? = nil
