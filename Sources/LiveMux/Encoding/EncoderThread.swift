@@ -15,7 +15,7 @@ final class EncoderThread: FrameConsumer, @unchecked Sendable {
     private var ending = false
     private var failure: Error?
     private let capacity: Int
-    private let finished = DispatchSemaphore(value: 0)
+    private var thread: WorkerThread?  // the owner's: set by `start`, joined by `finish`
     private let name: String
 
     init(_ encoder: FrameConsumer, name: String, capacity: Int = 1) {
@@ -26,9 +26,8 @@ final class EncoderThread: FrameConsumer, @unchecked Sendable {
 
     /// Starts the thread; before this, `consume` would wait for room forever.
     func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = name
-        thread.start()
+        guard thread == nil else { return }
+        thread = WorkerThread.spawn(name) { [self] in run() }
     }
 
     var isDone: Bool {
@@ -59,7 +58,7 @@ final class EncoderThread: FrameConsumer, @unchecked Sendable {
         ending = true
         condition.broadcast()
         condition.unlock()
-        finished.wait()
+        thread?.join()
         condition.lock()
         defer { condition.unlock() }
         if let failure { throw failure }
@@ -85,7 +84,6 @@ final class EncoderThread: FrameConsumer, @unchecked Sendable {
             }
         }
         do { try encoder.finish() } catch { close(error) }
-        finished.signal()
     }
 
     private func close(_ error: Error?) {

@@ -20,10 +20,6 @@ final class MuxSession: @unchecked Sendable {
         var writer: ContainerWriter?
     }
 
-    /// Stack size of every thread the session starts (Foundation's default of 512 KiB is too
-    /// small for libx264's and libavformat's frames).
-    static let threadStackSize = 4 << 20
-
     /// ASF packet size for live streams: small, so payloads wait less for their packet to fill.
     static let liveASFPacketSize = 1400
 
@@ -40,8 +36,10 @@ final class MuxSession: @unchecked Sendable {
     /// False for a second session (URL outputs with an encode of their own; see `MuxThread`).
     private let primary: Bool
     private let server: HTTPServer?
-    private let producers = DispatchGroup()
-    private let muxDone = DispatchGroup()
+    /// The producers `spawn` started (guarded by `lock`) and the mux thread, joined by
+    /// `waitForProducers` and `finish`.
+    private var producers: [WorkerThread] = []
+    private var muxWorker: WorkerThread?
     // Set in init and start (before any thread runs), then read only.
     private var routes: [Route]
     private var networkSinks: [NetworkSink] = []  // set in init, then read only
@@ -135,7 +133,7 @@ final class MuxSession: @unchecked Sendable {
                                outputNames: outputNames.isEmpty ? nil : outputNames, report: report)
         muxThread = thread
         networkSinks.forEach { $0.start() }
-        Self.spawn("livemux-mux", in: muxDone) { thread.run() }
+        muxWorker = WorkerThread.spawn("livemux-mux") { thread.run() }
         server?.start()
     }
 
@@ -157,7 +155,7 @@ final class MuxSession: @unchecked Sendable {
     /// Runs a producer on a thread of its own. The first error a producer throws is the session's
     /// failure; `onFailure` then runs (to stop the other producers gracefully).
     func spawn(_ name: String, onFailure: @escaping @Sendable () -> Void, _ body: @escaping @Sendable () throws -> Void) {
-        Self.spawn(name, in: producers) { [self] in
+        let thread = WorkerThread.spawn(name) { [self] in
             do {
                 try body()
             } catch {
@@ -167,21 +165,17 @@ final class MuxSession: @unchecked Sendable {
                 onFailure()
             }
         }
-    }
-
-    private static func spawn(_ name: String, in group: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
-        group.enter()
-        let thread = Thread {
-            body()
-            group.leave()
-        }
-        thread.name = name
-        thread.stackSize = threadStackSize
-        thread.start()
+        lock.withLock { producers.append(thread) }
     }
 
     /// Waits for every producer `spawn` started.
-    func waitForProducers() { producers.wait() }
+    func waitForProducers() {
+        let started = lock.withLock { () -> [WorkerThread] in
+            defer { producers = [] }
+            return producers
+        }
+        started.forEach { $0.join() }
+    }
 
     /// Waits until the mux thread has written every trailer (the producers must have ended their
     /// streams, or `cancel` been called), stops the server, and throws the first failure: a
@@ -194,7 +188,7 @@ final class MuxSession: @unchecked Sendable {
     /// output's fate (`outputNames`: in the order the user gave them; default: by session).
     static func finish(_ sessions: [MuxSession], outputNames: [String]? = nil) throws {
         for session in sessions {
-            session.muxDone.wait()
+            session.muxWorker?.join()
             if session.isStarted { session.server?.stop() }
         }
         for session in sessions {

@@ -21,7 +21,8 @@ final class HTTPServer: @unchecked Sendable {
     private var stopping = false
     private var adopted: [Int32] = []
     private var running = false
-    private let loopDone = DispatchSemaphore(value: 0)
+    /// The event loop's thread, from `start` (guarded by `lock`), joined by `stop`.
+    private var loop: WorkerThread?
     // The loop's state.
     private var connections: [UInt64: HTTPConnection] = [:]
     /// Connections that are not viewers, oldest first (closed ones are skipped lazily).
@@ -112,9 +113,8 @@ final class HTTPServer: @unchecked Sendable {
         lock.unlock()
         // Only a running loop wakes for the hubs (and lets their `close` wait for their viewers).
         for fan in fanOuts.values { fan.hub.attach(wake: { [events] in events.wake() }) }
-        let thread = Thread { [self] in run() }
-        thread.name = "livemux-http"
-        thread.start()
+        let thread = WorkerThread.spawn("livemux-http") { [self] in run() }
+        lock.withLock { loop = thread }
     }
 
     /// Stops the loop, closes every connection and the listening socket.
@@ -122,11 +122,10 @@ final class HTTPServer: @unchecked Sendable {
         lock.lock()
         let already = stopping
         stopping = true
-        let wasRunning = running
         lock.unlock()
         guard !already else { return }
         events.wake()
-        if wasRunning { loopDone.wait() }
+        lock.withLock { loop }?.join()
         Glibc.close(listener)
         if reserveFD >= 0 { Glibc.close(reserveFD) }
     }
@@ -145,7 +144,6 @@ final class HTTPServer: @unchecked Sendable {
             for fan in fanOuts.values { fan.hub.attach(wake: nil) }
             for c in Array(connections.values) { close(c) }
             for fan in fanOuts.values { fan.reportDrainedIfDone() }
-            loopDone.signal()
         }
         while true {
             let ready = events.wait(timeoutMs: Self.tickMilliseconds)

@@ -25,7 +25,8 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
     private var queue: OutputQueue
     private var header: Chunk?
     private var closing = false
-    private var started = false
+    /// The writer and the link watcher, from `start`; `close` joins them.
+    private var threads: [WorkerThread] = []
     /// The connection's TCP socket while connected (nil: none, or not seen), and what it says.
     private var socket: TCPSocket?
     private var monitor = LinkMonitor()
@@ -91,14 +92,9 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
     func start() {
         condition.lock()
         defer { condition.unlock() }
-        guard !started else { return }
-        started = true
-        let thread = Thread { [self] in run() }
-        thread.name = "livemux-net"
-        thread.start()
-        let watcher = Thread { [self] in watch() }
-        watcher.name = "livemux-net-watch"
-        watcher.start()
+        guard threads.isEmpty else { return }
+        threads = [WorkerThread.spawn("livemux-net") { [self] in run() },
+                   WorkerThread.spawn("livemux-net-watch") { [self] in watch() }]
     }
 
     /// The output's backlog, link rate and latency skips, for `--stats` and the progress line.
@@ -131,14 +127,14 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
         condition.lock()
         closing = true
         condition.broadcast()
-        let started = self.started
+        let threads = self.threads
         condition.unlock()
-        guard started else { return }
+        guard !threads.isEmpty else { return }
         if finished.wait(timeout: .now() + Self.closeGraceSeconds) == .timedOut {
             interruption.interrupt()
             condition.lock(); condition.broadcast(); condition.unlock()
-            finished.wait()
         }
+        threads.forEach { $0.join() }
         condition.lock()
         defer { condition.unlock() }
         if let failure { throw failure }
