@@ -148,8 +148,7 @@ final class MuxSession: @unchecked Sendable {
     /// `livemux serve`: the URLs viewers can open (with the port bound, if 0 was asked for).
     var viewerURLs: [String] { server?.viewerURLs ?? [] }
 
-    /// The mux thread's first failure. Read it after the queue refused a packet (the queue's lock
-    /// orders the mux thread's write before it) or after `finish`.
+    /// The mux thread's first failure, so far (a producer reads it once the queue refused it).
     var muxFailure: Error? { muxThread?.failure }
 
     /// Runs a producer on a thread of its own. The first error a producer throws is the session's

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import FFmpeg
 
 /// The mux thread's work: take packets from the queue in DTS order, write each through every
@@ -20,8 +21,12 @@ final class MuxThread: @unchecked Sendable {
     private let queue: MuxQueue
     private let statistics: Statistics
     private let report: @Sendable (String) -> Void
-    /// The first failure: a muxer error, or every sink gone (`lostEveryOutput`).
-    @exclusivity(unchecked) private(set) var failure: Error?
+    /// The first failure: a muxer error, or every sink gone (`lostEveryOutput`). Producers read it
+    /// once the queue refused them, while the mux thread may still be writing: so behind a Mutex.
+    private let firstFailure = Mutex<Error?>(nil)
+    var failure: Error? { firstFailure.withLock { $0 } }
+    /// The mux thread's own note that `firstFailure` is set, read per packet without a lock.
+    @exclusivity(unchecked) private var failed = false
     /// The failure is that every sink stopped, not the muxer's own.
     private(set) var lostEveryOutput = false
     /// Capture → bytes out, for the first output (see DeliveryLatency).
@@ -62,8 +67,8 @@ final class MuxThread: @unchecked Sendable {
             }
         }
         var batch: [EncodedPacket] = []
-        while failure == nil, queue.pop(into: &batch) {
-            for i in batch.indices where failure == nil { write(batch[i]) }
+        while !failed, queue.pop(into: &batch) {
+            for i in batch.indices where !failed { write(batch[i]) }
             publishCounts()
             if let recycle { recycle.give(&batch) }
             batch.removeAll(keepingCapacity: true)
@@ -138,13 +143,16 @@ final class MuxThread: @unchecked Sendable {
         let lastOne = outputs.allSatisfy { $0.sinks.isEmpty }
         if !lastOne || !primary { report("output \(sink.name) stopped: \(reason)") }
         if lastOne {
-            if failure == nil { lostEveryOutput = true }
+            if !failed { lostEveryOutput = true }
             fail(error)
         }
     }
 
     private func fail(_ error: Error) {
-        if failure == nil { failure = error }
+        if !failed {
+            failed = true
+            firstFailure.withLock { $0 = error }
+        }
         queue.cancel()
     }
 }
