@@ -106,7 +106,7 @@ public final class Pipeline: @unchecked Sendable {
         }
         for source in sources {
             let ks = source.streamKinds
-            source.attach(video: ks.contains(.video) ? videoConsumer : nil, audio: ks.contains(.audio) ? audio : nil)
+            source.attach(video: ks.contains(.video) ? videoConsumer : nil, audio: ks.contains(.audio) ? audio : nil, timeline: timeline)
         }
         self.sources = sources
         encoderThreads = videoConsumer.map { [$0] } ?? []

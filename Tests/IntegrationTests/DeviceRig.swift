@@ -5,13 +5,14 @@ import XCTest
 /// PulseAudio daemon of its own (runtime dir, socket, explicit modules: a null sink whose monitor
 /// is a source, and a pipe source that is the "microphone"), and the truth source
 /// (Tests/TruthSource/truth-source.c, built here with gcc) that beeps into the pipe and flashes
-/// the screen at the same monotonic instants. `stop()` ends every process it started.
+/// the screen at the same monotonic instants, and on demand a tone played into the null sink
+/// (`playTone`). `stop()` ends every process it started.
 final class DeviceRig {
     let dir: String
     /// The X display, such as ":3".
     private(set) var display = ""
     /// The pipe source's name: `pulse:rig_mic`; the null sink's monitor is `rig_sink.monitor`.
-    static let microphone = "rig_mic", sinkMonitor = "rig_sink.monitor"
+    static let microphone = "rig_mic", sink = "rig_sink", sinkMonitor = "rig_sink.monitor"
     /// The rate the pipe source is labelled with (the truth source may feed another).
     static let labelledRate = 48000
     /// The screen: small, so encoding costs little on a shared machine.
@@ -23,6 +24,7 @@ final class DeviceRig {
     private var pulse: SpawnedProcess?
     private var truth: Process?
     private var truthOutput: Pipe?
+    private var tone: Process?
 
     var pipePath: String { "\(dir)/mic.fifo" }
     var socketPath: String { "\(dir)/pulse.socket" }
@@ -176,6 +178,27 @@ final class DeviceRig {
         truthOutput = out
     }
 
+    /// The frequency (Hz) of `playTone`.
+    static let toneFrequency = 1000
+
+    /// Plays a tone into the null sink for `seconds` (a WAV made by ffmpeg, played by paplay), so
+    /// its monitor, `rig_sink.monitor`, carries a signal.
+    func playTone(seconds: Double) throws {
+        let wav = "\(dir)/tone.wav"
+        let made = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
+                                            "sine=frequency=\(Self.toneFrequency):sample_rate=\(Self.labelledRate):duration=\(seconds)",
+                                            "-ac", "2", wav])
+        guard made.status == 0 else { throw RigError("cannot make the tone: \(made.stderr)") }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/paplay")
+        process.arguments = ["-d", Self.sink, wav]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        tone = process
+    }
+
     /// What the truth source printed (truth-source.c).
     struct TruthReport {
         /// Its start on the monotonic clock (ms): flash k (k ≥ 1) is at start + k periods.
@@ -216,10 +239,11 @@ final class DeviceRig {
 
     /// Stops every process the rig started and removes its directory.
     func stop() {
-        for process in [truth, xvfb].compactMap({ $0 }) { Self.end(process) }
+        for process in [truth, tone, xvfb].compactMap({ $0 }) { Self.end(process) }
         resumePulse()  // a paused daemon would take the SIGTERM only once it runs again
         pulse?.end()
         truth = nil
+        tone = nil
         pulse = nil
         xvfb = nil
         try? FileManager.default.removeItem(atPath: dir)

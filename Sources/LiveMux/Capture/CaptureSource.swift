@@ -41,6 +41,10 @@ final class CaptureSource: @unchecked Sendable {
     private var audio: FrameConsumer?
     private var paced: Bool
     private var anchorToArrival = false
+    /// The timeline that waits for this input's first frame (`Timeline.expectInput`): set when it
+    /// shares the capture clock with a live input.
+    private var timeline: Timeline?
+    private var hasStarted = false
     private var offset: Int64?
     private var deviceClock = DeviceClock()
     /// What `--stats` shows about this input, when it is a live device.
@@ -152,9 +156,21 @@ final class CaptureSource: @unchecked Sendable {
     }
     var streamKinds: [StreamKind] { routes.values.map(\.kind).sorted() }
 
-    func attach(video: FrameConsumer?, audio: FrameConsumer?) {
+    func attach(video: FrameConsumer?, audio: FrameConsumer?, timeline: Timeline) {
         self.video = video
         self.audio = audio
+        if isLive || anchorToArrival {
+            self.timeline = timeline
+            timeline.expectInput()
+        }
+    }
+
+    /// Tells the timeline this input has started: its first frame was captured at `time`, or it
+    /// ended or failed before one (then `time` is now).
+    private func started(at time: Int64) {
+        guard !hasStarted else { return }
+        hasStarted = true
+        timeline?.inputStarted(at: time)
     }
 
     /// Makes a blocked read return (any thread). A filter graph never blocks.
@@ -169,6 +185,7 @@ final class CaptureSource: @unchecked Sendable {
     /// decoders and encoders and ends their streams. The streams end even when it throws.
     func run(stop: StopSignal) throws {
         defer { finishEncoders() }
+        defer { started(at: Timestamp.monotonicMicroseconds()) }
         let frame = try Frame()
         switch input {
         case .filterGraph(let graph):
@@ -251,6 +268,7 @@ final class CaptureSource: @unchecked Sendable {
     /// complete meanwhile. Throws at the timeout.
     private func rejoin(after problem: String, since: Int64, stop: StopSignal) throws -> InputDevice? {
         setReader(nil)
+        started(at: Timestamp.monotonicMicroseconds())
         let name = Self.masked(spec)
         let outage = DeviceOutage(name: name, policy: reopening, stop: stop, failed: since)
         deviceStatus?.failed()
@@ -343,6 +361,10 @@ final class CaptureSource: @unchecked Sendable {
                 captured = due
             }
         }
+        started(at: time)
+        // Zero waits for every input's first frame (`Timeline`): an earlier frame that would set it
+        // is dropped.
+        if let timeline, !timeline.admits(route.kind, at: time) { return true }
         var delivered = frame
         if isLive {
             if let failed = returning {

@@ -1,8 +1,9 @@
 import FFmpeg
 
 /// Turns captured audio into AAC packets on the shared timeline: resamples with libswresample,
-/// trims what was captured before the timeline's start sample-accurately, collects whole encoder
-/// frames in a FIFO, and stamps every frame from the running sample count, so no rate drifts by
+/// trims what was captured before the timeline's start sample-accurately (or, when its first
+/// sample came after the start, puts silence before it from zero), collects whole encoder frames
+/// in a FIFO, and stamps every frame from the running sample count, so no rate drifts by
 /// rounding. Runs on its capture thread.
 final class AudioEncoder: FrameConsumer, @unchecked Sendable {
     // Used by one capture thread only.
@@ -114,8 +115,13 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
                 statistics.countDropped(.audio)  // entirely before the start
                 return true
             }
+            // Audio that starts after zero keeps its place behind silence: the stream covers the
+            // recording from its start, and every sample stays in sync.
+            if start > 0 {
+                captureTimes.append((0, wallTime))
+                try writeSilence(min(start, sampleLimit ?? start))
+            }
             writeSample = start
-            readSample = max(start, 0)
         }
         if writeSample! >= 0 {
             // Where this frame lands against when it was captured: the audio clock's drift.
@@ -136,6 +142,17 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
             return false
         }
         return try encodeReady()
+    }
+
+    /// Writes `count` samples of silence into the FIFO.
+    private func writeSilence(_ count: Int64) throws {
+        let silence = try Frame.silence(samples: frameSize, format: .floatPlanar, sampleRate: format.sampleRate, channels: format.channels)
+        var left = count
+        while left > 0 {
+            let n = Int(min(left, Int64(frameSize)))
+            try fifo.write(silence, from: 0, count: n)
+            left -= Int64(n)
+        }
     }
 
     private func resample(_ frame: Frame) throws -> Frame? {
