@@ -106,6 +106,16 @@ enum OutputFiles {
             throw UsageError("\(option) \(path) is also an output: give \(option) a file of its own")
         }
         try check(path, policy, option: option, example: example)
+        // It is created only once everything else was built: a directory that cannot take it
+        // must be found now, before anything is recorded.
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw UsageError("cannot create the \(option) file '\(path)': \(directory) is not a directory (create it first)")
+        }
+        guard access(directory, W_OK) == 0 else {
+            throw UsageError("cannot create the \(option) file '\(path)': \(directory) is not writable (choose another directory)")
+        }
     }
 
     /// One spelling per file, so a file named two ways (`./a.flv`, a link to it) is seen as one.

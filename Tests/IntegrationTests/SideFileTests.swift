@@ -97,5 +97,9 @@ final class SideFileTests: XCTestCase {
         XCTAssertEqual(contents(svg), Data("mine".utf8))
         XCTAssertEqual(try Tools.livemux(["report", recording, "--svg", svg, "-y"]).status, 0)
         XCTAssertEqual(contents(svg), first, "-y replaced it")
+        let nowhere = try Tools.livemux(["report", recording, "--svg", "\(dir)/no/such/t.svg"])
+        XCTAssertEqual(nowhere.status, 64)
+        XCTAssertEqual(nowhere.stderr, "error: cannot create the --svg file '\(dir)/no/such/t.svg': \(dir)/no/such is not a directory (create it first)\n")
+        XCTAssertEqual(nowhere.stdout.count, 0, "refused before reading")
     }
 }
