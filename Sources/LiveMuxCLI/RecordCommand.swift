@@ -51,7 +51,7 @@ struct RecordCommand {
       --shared-encode       files, stdout and viewers beside an adapting URL output take its
                             encode, and so its bit rate (default: an encode of their own at
                             --vbitrate, so a failing push never degrades the local recording;
-                            about 1.6x the video encoding CPU, docs/benchmarks.md)
+                            twice the CPU of one encode, docs/benchmarks.md)
       --gop SECONDS         keyframe interval (default: 2)
       --preset NAME         encoder preset (default: veryfast); tuning is zerolatency, no B-frames
 

@@ -14,7 +14,7 @@ public struct VideoSettings: Sendable, Equatable {
     /// climbs back to `bitRate`, never below `minimumBitRate`.
     public var adaptiveBitRate = true
     /// With an adapting URL output, files, stdout and live viewers take its encode too (and so
-    /// its bit rate) instead of an encode of their own at `bitRate`: half the video encoding CPU.
+    /// its bit rate) instead of an encode of their own at `bitRate`: half the CPU (docs/benchmarks.md, case 6).
     public var sharedEncode = false
     /// The adaptive bit rate's floor; nil: a quarter of `bitRate`.
     public var minimumBitRate: Int?
