@@ -5,7 +5,6 @@ import FFmpeg
 /// so the mux thread never drops it. Locking: `lock` guards `requested`.
 final class CallbackSink: ChunkSink, @unchecked Sendable {
     let name = "callback"
-    var isSeekable: Bool { false }
     private let body: (@Sendable (Chunk) -> Void)?
     private let lock = NSLock()
     private var requested = false

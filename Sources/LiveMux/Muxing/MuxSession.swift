@@ -12,7 +12,7 @@ import FFmpeg
 /// thread and the server. Producers push to `queue` (from threads `spawn` started, or their own)
 /// and end their streams; `finish` waits for the mux thread and throws the first failure.
 final class MuxSession: @unchecked Sendable {
-    /// One writer's place in the graph: its container, whether its sinks seek, and the sinks.
+    /// One writer of the `OutputGraph`, with its sinks.
     private struct Route {
         let format: ContainerFormat
         let seekable: Bool
@@ -43,7 +43,10 @@ final class MuxSession: @unchecked Sendable {
     // Set in init and start (before any thread runs), then read only.
     private var routes: [Route]
     private var networkSinks: [NetworkSink] = []  // set in init, then read only
-    /// The outputs in the order the user gave them, for the final line of their fates.
+    /// The live viewers' hubs, one per container, when the session serves (`listen`).
+    private let hubs: [StreamHub]
+    /// The outputs in the order the user gave them (then the caller's sinks), for the final line
+    /// of their fates; viewers are not outputs that fail.
     private let outputNames: [String]
     private var muxThread: MuxThread?
     private let lock = NSLock()
@@ -65,48 +68,47 @@ final class MuxSession: @unchecked Sendable {
         self.recycle = recycle
         self.report = report
         self.streamingASFPacketSize = streamingASFPacketSize
-        var routes: [Route] = []
-        func route(_ format: ContainerFormat, seekable: Bool) -> Int {
-            if let i = routes.firstIndex(where: { $0.format == format && $0.seekable == seekable }) { return i }
-            routes.append(Route(format: format, seekable: seekable))
-            return routes.count - 1
-        }
-        if let extra = extraRoute { routes[route(extra.format, seekable: extra.seekable)].sinks += extra.sinks }
-        let placed = outputs.destinations.map { spec -> (Int, Destination) in
-            if case .file = spec.destination { return (route(spec.format, seekable: true), spec.destination) }
-            return (route(spec.format, seekable: false), spec.destination)
-        }
+        let graph = OutputGraph(outputs, callerSinks: extraRoute.map { ($0.format, $0.seekable) })
+        var routes = graph.writers.map { Route(format: $0.format, seekable: $0.seekable) }
         // Live viewers: one hub per container, fed by its streaming muxer.
-        var hubs: [String: StreamHub] = [:]
         let countDropped: @Sendable (Int) -> Void = { statistics.countOutputDropped($0) }
-        if outputs.listen != nil {
-            for format in ContainerFormat.allCases {
-                let hub = StreamHub(name: "/live.\(format.rawValue)", contentType: format == .flv ? "video/x-flv" : "video/x-ms-asf",
-                                    queueLimit: outputs.queueCapacity, countDropped: countDropped)
-                hubs[hub.name] = hub
-                routes[route(format, seekable: false)].sinks.append(hub)
-            }
+        var hubs: [StreamHub] = []
+        for (i, writer) in graph.writers.enumerated() {
+            if writer.callerSinks, let extra = extraRoute { routes[i].sinks += extra.sinks }
+            guard writer.viewers else { continue }
+            let format = writer.format
+            let hub = StreamHub(name: "/live.\(format.rawValue)", contentType: format == .flv ? "video/x-flv" : "video/x-ms-asf",
+                                queueLimit: outputs.queueCapacity, countDropped: countDropped)
+            hubs.append(hub)
+            routes[i].sinks.append(hub)
         }
+        self.hubs = hubs
         flvHEVC = outputs.flvHEVC
-        if let streams { try Self.makeWriters(&routes, streams, streamingASFPacketSize: streamingASFPacketSize, flvHEVC: flvHEVC) }
+        if let streams { try Self.makeWriters(&routes, streams, hubs: hubs, streamingASFPacketSize: streamingASFPacketSize, flvHEVC: flvHEVC) }
         self.routes = routes
-        outputNames = outputs.destinations.map(\.destination.description)
-        server = try outputs.listen.map { try HTTPServer(address: $0, routes: hubs, maxViewers: outputs.maxViewers) }
+        outputNames = outputs.destinations.map(\.destination.description) + (extraRoute?.sinks.map(\.name) ?? [])
+        server = try outputs.listen.map { address in
+            try HTTPServer(address: address, routes: Dictionary(uniqueKeysWithValues: hubs.map { ($0.name, $0) }),
+                           maxViewers: outputs.maxViewers)
+        }
         if let warning = server?.warning { report(warning) }
         // Last, create the files: nothing is written unless everything before succeeded.
         var networkSinks: [NetworkSink] = []
-        for (i, destination) in placed {
-            switch destination {
-            case .file(let path): self.routes[i].sinks.append(try FileSink(path: path, overwrite: outputs.overwriteFiles))
-            case .standardOutput: self.routes[i].sinks.append(StandardOutputSink())
-            case .network(let url):
-                // The first URL output is the primary: the video bit rate follows its link.
-                let tuning = NetworkSink.Tuning(maxLatency: outputs.maxLatency, sendBufferBytes: outputs.sendBufferBytes,
-                                                adaptive: networkSinks.isEmpty ? adaptive : nil)
-                let sink = NetworkSink(url: url, policy: outputs.reconnect, queueLimit: outputs.queueCapacity, tuning: tuning,
-                                       report: report, countDropped: countDropped)
-                networkSinks.append(sink)
-                self.routes[i].sinks.append(sink)
+        let primaryURL = outputs.destinations.firstIndex { $0.destination.isNetwork }
+        for (i, writer) in graph.writers.enumerated() {
+            for d in writer.destinations {
+                switch outputs.destinations[d].destination {
+                case .file(let path): self.routes[i].sinks.append(try FileSink(path: path, overwrite: outputs.overwriteFiles))
+                case .standardOutput: self.routes[i].sinks.append(StandardOutputSink())
+                case .network(let url):
+                    // The first URL output given is the primary: the video bit rate follows its link.
+                    let tuning = NetworkSink.Tuning(maxLatency: outputs.maxLatency, sendBufferBytes: outputs.sendBufferBytes,
+                                                    adaptive: d == primaryURL ? adaptive : nil)
+                    let sink = NetworkSink(url: url, policy: outputs.reconnect, queueLimit: outputs.queueCapacity, tuning: tuning,
+                                           report: report, countDropped: countDropped)
+                    networkSinks.append(sink)
+                    self.routes[i].sinks.append(sink)
+                }
             }
         }
         self.networkSinks = networkSinks
@@ -115,14 +117,14 @@ final class MuxSession: @unchecked Sendable {
     /// Each URL output's backlog and link, in the order given.
     var networkSnapshots: [NetworkOutputSnapshot] { networkSinks.map(\.snapshot) }
 
-    private static func makeWriters(_ routes: inout [Route], _ streams: [ContainerWriter.StreamDescription],
+    private static func makeWriters(_ routes: inout [Route], _ streams: [ContainerWriter.StreamDescription], hubs: [StreamHub],
                                     streamingASFPacketSize: Int?, flvHEVC: FLVHEVCMode) throws {
         for i in routes.indices where routes[i].writer == nil {
             let r = routes[i]
             routes[i].writer = try ContainerWriter(format: r.format, seekable: r.seekable, streams: streams,
                                                    asfPacketSize: r.seekable ? nil : streamingASFPacketSize, flvHEVC: flvHEVC)
-            for case let hub as StreamHub in r.sinks { hub.streamCodecs = streams.map(StreamCodec.init) }
         }
+        for hub in hubs { hub.streamCodecs = streams.map(StreamCodec.init) }
     }
 
     /// Starts the mux thread and the HTTP server; the writers must exist (`init` had the streams).
@@ -130,7 +132,7 @@ final class MuxSession: @unchecked Sendable {
         guard muxThread == nil else { return }
         let thread = MuxThread(outputs: routes.map { .init(writer: $0.writer!, sinks: $0.sinks) }, queue: queue,
                                statistics: statistics, primary: primary, recycle: recycle,
-                               outputNames: outputNames.isEmpty ? nil : outputNames, report: report)
+                               outputNames: outputNames, report: report)
         muxThread = thread
         networkSinks.forEach { $0.start() }
         muxWorker = WorkerThread.spawn("livemux-mux") { thread.run() }
@@ -139,7 +141,7 @@ final class MuxSession: @unchecked Sendable {
 
     /// Makes the writers for streams that became known after `init`, then starts.
     func start(streams: [ContainerWriter.StreamDescription]) throws {
-        try Self.makeWriters(&routes, streams, streamingASFPacketSize: streamingASFPacketSize, flvHEVC: flvHEVC)
+        try Self.makeWriters(&routes, streams, hubs: hubs, streamingASFPacketSize: streamingASFPacketSize, flvHEVC: flvHEVC)
         start()
     }
 

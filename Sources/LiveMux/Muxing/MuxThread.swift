@@ -45,13 +45,13 @@ final class MuxThread: @unchecked Sendable {
     /// told once a batch, not once a packet (a lock round and a hashed name each).
     @exclusivity(unchecked) private var unreportedMux: (mediaTime: Double, bytes: Int)?
 
-    /// - Parameter outputNames: the outputs in the order the user gave them (default: by muxer).
+    /// - Parameter outputNames: the outputs in the order the user gave them.
     init(outputs: [Output], queue: MuxQueue, statistics: Statistics, primary: Bool = true, recycle: PacketPool? = nil,
-         outputNames: [String]? = nil, report: @escaping @Sendable (String) -> Void) {
+         outputNames: [String], report: @escaping @Sendable (String) -> Void) {
         self.outputs = outputs
         self.primary = primary
         self.recycle = recycle
-        self.outputNames = outputNames ?? outputs.flatMap(\.sinks).filter { !($0 is StreamHub) }.map(\.name)
+        self.outputNames = outputNames
         latency = DeliveryLatency(format: outputs.first?.writer.format ?? .flv)
         self.queue = queue
         self.statistics = statistics

@@ -4,8 +4,6 @@ import FFmpeg
 public protocol ChunkSink: AnyObject, Sendable {
     /// A name for messages (a URL with its secrets masked).
     var name: String { get }
-    /// Whether the sink can apply a trailer's updates to earlier bytes (a regular file).
-    var isSeekable: Bool { get }
     func write(_ chunk: Chunk) throws
     /// Writes out anything buffered and releases the sink.
     func close() throws

@@ -5,7 +5,6 @@ import FFmpeg
 public final class FileSink: ChunkSink, @unchecked Sendable {
     // Used by the mux thread only.
     public let name: String
-    public var isSeekable: Bool { true }
     private let fd: FileDescriptor
     // `@exclusivity(unchecked)`: fields of the per-packet path, used by one thread (or under a
     // lock) with no overlapping access; see "Exclusivity" in docs/architecture.md.

@@ -11,7 +11,6 @@ import FFmpeg
 /// below it.
 final class NetworkSink: ChunkSink, @unchecked Sendable {
     let name: String
-    var isSeekable: Bool { false }
     private let url: String
     private let policy: ReconnectPolicy
     private let reconnects: Bool

@@ -4,7 +4,6 @@ import FFmpeg
 public final class StandardOutputSink: ChunkSink, @unchecked Sendable {
     // Used by the mux thread only.
     public let name = "stdout"
-    public var isSeekable: Bool { false }
 
     public init() {}
 

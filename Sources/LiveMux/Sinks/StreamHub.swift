@@ -7,7 +7,6 @@ import Foundation
 final class StreamHub: ChunkSink, @unchecked Sendable {
     let name: String
     let contentType: String
-    var isSeekable: Bool { false }
     let queueLimit: Int
     let countDropped: @Sendable (Int) -> Void
     private let lock = NSLock()

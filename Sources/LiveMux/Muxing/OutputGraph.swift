@@ -1,0 +1,39 @@
+/// Which container writers a session needs and what each one feeds: one writer per container and
+/// kind of destination — a file's muxer seeks back to finish its header, a stream's (stdout, URLs,
+/// live viewers, the `Muxer`'s own sinks unless it says they seek) does not. A plain value, so the
+/// grouping is unit-tested without a thread, a socket or a file.
+struct OutputGraph: Equatable {
+    struct Writer: Equatable {
+        let format: ContainerFormat
+        let seekable: Bool
+        /// Indices into `Outputs.destinations`, in the order given.
+        var destinations: [Int] = []
+        /// Feeds the live viewers of this container (`/live.flv`, `/live.asf`).
+        var viewers = false
+        /// Feeds the caller's own sinks (`Muxer`).
+        var callerSinks = false
+    }
+
+    /// The first writer's packets measure capture → bytes latency: the writer of the first output
+    /// given, else the caller's sinks, else the viewers'.
+    private(set) var writers: [Writer] = []
+
+    /// - Parameter callerSinks: the container of the caller's own sinks and whether they seek.
+    init(_ outputs: Outputs, callerSinks: (format: ContainerFormat, seekable: Bool)? = nil) {
+        for (i, spec) in outputs.destinations.enumerated() {
+            let seekable = if case .file = spec.destination { true } else { false }
+            writers[index(spec.format, seekable)].destinations.append(i)
+        }
+        if let c = callerSinks { writers[index(c.format, c.seekable)].callerSinks = true }
+        if outputs.listen != nil {
+            for format in ContainerFormat.allCases { writers[index(format, false)].viewers = true }
+        }
+    }
+
+    /// The writer for `format` and `seekable`, added if there is none yet.
+    private mutating func index(_ format: ContainerFormat, _ seekable: Bool) -> Int {
+        if let i = writers.firstIndex(where: { $0.format == format && $0.seekable == seekable }) { return i }
+        writers.append(Writer(format: format, seekable: seekable))
+        return writers.count - 1
+    }
+}

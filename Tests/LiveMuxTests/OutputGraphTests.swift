@@ -1,0 +1,40 @@
+import XCTest
+@testable import LiveMux
+
+/// How a session groups its outputs into container writers, without a thread, socket or file.
+final class OutputGraphTests: XCTestCase {
+    typealias Writer = OutputGraph.Writer
+
+    func outputs(_ specs: [(Destination, ContainerFormat)], listen: Bool = false) -> Outputs {
+        var o = Outputs()
+        o.destinations = specs.map { OutputSpec(destination: $0.0, format: $0.1) }
+        o.listen = listen ? ListenAddress(port: 0) : nil
+        return o
+    }
+
+    func testFilesSeekAndStreamsShareTheStreamingWriterOfTheirContainer() {
+        let graph = OutputGraph(outputs([(.file("a.flv"), .flv), (.standardOutput, .asf), (.network("rtmp://h/app/k"), .flv),
+                                         (.file("b.flv"), .flv), (.network("tcp://h:1"), .asf)]))
+        XCTAssertEqual(graph.writers, [
+            Writer(format: .flv, seekable: true, destinations: [0, 3]),
+            Writer(format: .asf, seekable: false, destinations: [1, 4]),
+            Writer(format: .flv, seekable: false, destinations: [2]),
+        ])
+    }
+
+    func testViewersJoinTheStreamingWriterOfEachContainer() {
+        let graph = OutputGraph(outputs([(.network("rtmp://h/app/k"), .flv)], listen: true))
+        XCTAssertEqual(graph.writers, [
+            Writer(format: .flv, seekable: false, destinations: [0], viewers: true),
+            Writer(format: .asf, seekable: false, viewers: true),
+        ])
+    }
+
+    func testTheCallersSinksComeAfterTheOutputsGiven() {
+        let graph = OutputGraph(outputs([(.file("a.asf"), .asf)]), callerSinks: (.flv, false))
+        XCTAssertEqual(graph.writers, [Writer(format: .asf, seekable: true, destinations: [0]),
+                                       Writer(format: .flv, seekable: false, callerSinks: true)])
+        let seeking = OutputGraph(Outputs(), callerSinks: (.asf, true))
+        XCTAssertEqual(seeking.writers, [Writer(format: .asf, seekable: true, callerSinks: true)])
+    }
+}
