@@ -33,18 +33,12 @@
 
 static inline int lm_averror(int e) { return AVERROR(e); }
 static inline int lm_averror_eof(void) { return AVERROR_EOF; }
-static inline int lm_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
 static inline int lm_averror_eagain(void) { return AVERROR(EAGAIN); }
 static inline int64_t lm_nopts_value(void) { return AV_NOPTS_VALUE; }
 static inline AVRational lm_time_base_q(void) { return AV_TIME_BASE_Q; }
 static inline unsigned int lm_mktag(char a, char b, char c, char d) { return MKTAG(a, b, c, d); }
 static inline void lm_default_channel_layout(AVChannelLayout *layout, int channels) {
     av_channel_layout_default(layout, channels);
-}
-
-/* av_log is variadic; Swift calls av_vlog through withVaList instead. */
-static inline void lm_log_message(void *avcl, int level, const char *message) {
-    av_log(avcl, level, "%s", message);
 }
 
 /* A log callback receives a va_list, which Swift cannot take in a @convention(c) closure: this C

@@ -72,22 +72,20 @@ extension CodecParameters {
         return p
     }
 
+    /// Samples in one AAC-LC frame: what every AAC stream LiveMux writes or reads is timed by.
+    public static let aacFrameSamples = 1024
+
     /// Parameters for an AAC stream with its AudioSpecificConfig as extradata.
     public static func aac(sampleRate: Int, channels: Int, extradata: [UInt8]) throws -> CodecParameters {
         let p = try CodecParameters()
         p.pointer.pointee.codec_type = AVMEDIA_TYPE_AUDIO
         p.pointer.pointee.codec_id = AV_CODEC_ID_AAC
         p.pointer.pointee.sample_rate = Int32(sampleRate)
-        p.pointer.pointee.frame_size = 1024
+        p.pointer.pointee.frame_size = Int32(aacFrameSamples)
         p.pointer.pointee.profile = FF_PROFILE_AAC_LOW
         lm_default_channel_layout(&p.pointer.pointee.ch_layout, Int32(channels))
         try p.setExtradata(extradata)
         return p
-    }
-
-    /// A copy of these parameters.
-    public func copy() throws -> CodecParameters {
-        try CodecParameters(copying: pointer)
     }
 
     /// Replaces the extradata (padded as libavcodec requires). Only before the parameters are shared.
@@ -100,11 +98,5 @@ extension CodecParameters {
         bytes.withUnsafeBufferPointer { data.update(from: $0.baseAddress!, count: bytes.count) }
         pointer.pointee.extradata = data
         pointer.pointee.extradata_size = Int32(bytes.count)
-    }
-
-    /// Sets the frame size (video) once it is known from the parameter sets.
-    public func setSize(width: Int, height: Int) {
-        pointer.pointee.width = Int32(width)
-        pointer.pointee.height = Int32(height)
     }
 }

@@ -15,14 +15,8 @@ public struct FFmpegError: Error, Equatable, CustomStringConvertible, Sendable {
 
     public static let endOfFileCode = lm_averror_eof()
     public static let tryAgainCode = lm_averror_eagain()
-    public static let invalidDataCode = lm_averror_invaliddata()
 
     public static func posix(_ errno: Int32) -> Int32 { lm_averror(errno) }
-
-    public var isEndOfFile: Bool { code == Self.endOfFileCode }
-    public var isTryAgain: Bool { code == Self.tryAgainCode }
-    /// True for EPIPE, the error a write to a closed pipe or socket returns once SIGPIPE is ignored.
-    public var isBrokenPipe: Bool { code == lm_averror(EPIPE) }
 
     /// FFmpeg's own text for the code, as `av_strerror` gives it.
     public var message: String { Self.message(for: code) }

@@ -77,5 +77,4 @@ public final class Frame: @unchecked Sendable {
         return rest
     }
 
-    public func makeWritable() throws { try check(av_frame_make_writable(pointer), "av_frame_make_writable") }
 }

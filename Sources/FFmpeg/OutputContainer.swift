@@ -64,8 +64,6 @@ public final class OutputContainer: @unchecked Sendable {
         return avformat_query_codec(format, parameters.pointer.pointee.codec_id, FF_COMPLIANCE_NORMAL) == 1
     }
 
-    public static func exists(formatName: String) -> Bool { av_guess_format(formatName, nil, nil) != nil }
-
     /// Adds a stream carrying `parameters`; returns its index. `codecTag` (a fourcc) overrides the
     /// muxer's own choice, for codecs its tables lack.
     @discardableResult

@@ -21,8 +21,8 @@ struct DeviceFill {
     private var afterGap = false
     /// Silence samples (at the device's rate) and repeated frames filled in so far.
     private(set) var filledSamples: Int64 = 0, filledFrames = 0
-    /// Silence goes out in frames of this many samples.
-    static let chunk: Int64 = 1024
+    /// Silence goes out in frames of this many samples (an AAC frame's).
+    static let chunk = Int64(CodecParameters.aacFrameSamples)
 
     init(framesPerSecond: Double) { videoPeriod = framesPerSecond > 0 ? 1_000_000 / framesPerSecond : 0 }
 

@@ -45,7 +45,7 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
         s.channels = format.channels
         s.sampleFormat = .floatPlanar
         encoder = try Encoder(s)
-        frameSize = encoder.frameSize > 0 ? encoder.frameSize : 1024
+        frameSize = encoder.frameSize > 0 ? encoder.frameSize : CodecParameters.aacFrameSamples
         fifo = try AudioFIFO(format: .floatPlanar, channels: format.channels, sampleRate: format.sampleRate)
         self.timeline = timeline
         self.queues = queues

@@ -12,8 +12,6 @@ final class ContainerWriter: @unchecked Sendable {
     @exclusivity(unchecked) private var streamIndex = PerStream<Int?>(repeating: nil)
     @exclusivity(unchecked) private var outputTimeBase = PerStream<Rational?>(repeating: nil)
     @exclusivity(unchecked) private var lastDTS = PerStream<Int64?>(repeating: nil)
-    /// Packets dropped because their DTS fell behind what was already written.
-    @exclusivity(unchecked) private(set) var droppedLate = 0
 
     struct StreamDescription {
         let kind: StreamKind
@@ -68,16 +66,14 @@ final class ContainerWriter: @unchecked Sendable {
         var pts = Timestamp.rescale(p.packet.pts, from: p.timeBase, to: tb)
         if let last = lastDTS[p.stream], dts <= last {
             // Rounding into milliseconds can make neighbours equal; keep DTS strictly increasing.
-            guard dts == last else { droppedLate += 1; return nil }
+            guard dts == last else { return nil }
             dts += 1
             pts = max(pts + 1, dts)
         }
         // Never backwards across streams: ASF aborts if that happens inside one of its packets.
         // Only a packet released early by a full queue (MuxQueue.pop) can get here.
-        if dts < max(lastDTS.video ?? .min, lastDTS.audio ?? .min) {
-            droppedLate += 1
-            return nil
-        }
+        // The mux thread counts what comes back nil as dropped.
+        if dts < max(lastDTS.video ?? .min, lastDTS.audio ?? .min) { return nil }
         lastDTS[p.stream] = dts
         // Several writers may share one encoded packet: the container writes it with this
         // writer's timestamps and leaves it as it was.

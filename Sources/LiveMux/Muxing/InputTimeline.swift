@@ -157,6 +157,6 @@ struct InputTimeline {
     /// An audio packet's PTS in samples (the timescale is the sample rate).
     mutating func audio() -> (pts: Int64, timescale: Int32) {
         defer { audioFrames += 1 }
-        return (audioStart + audioFrames * 1024, sampleRate)
+        return (audioStart + audioFrames * Int64(CodecParameters.aacFrameSamples), sampleRate)
     }
 }

@@ -63,8 +63,6 @@ struct Interleaver {
 
     mutating func end(_ stream: StreamKind) { hasEnded[stream] = true }
 
-    func ended(_ stream: StreamKind) -> Bool { hasEnded[stream] }
-
     /// True when every stream has ended and nothing is left.
     var isFinished: Bool {
         for s in streams where !hasEnded[s] || count(s) > 0 { return false }

@@ -247,7 +247,7 @@ public final class Muxer: @unchecked Sendable {
             }
             frame.pts = t
             frame.dts = t
-            frame.duration = 1024
+            frame.duration = Int64(CodecParameters.aacFrameSamples)
             statistics.countPassedThrough(.audio, bytes: frame.size)
             try enqueue(EncodedPacket(stream: .audio, packet: frame, timeBase: base))
         }
