@@ -10,7 +10,7 @@ import FFmpeg
 /// muxers, and creating the output files — so a bad configuration is refused before anything is
 /// written. `start` runs the threads; `stop` ends them gracefully (encoders flushed, queues drained,
 /// trailers written); `wait` returns when all is done and throws the first failure.
-public final class Pipeline: @unchecked Sendable {
+public final class Pipeline: LiveJob, @unchecked Sendable {
     // The fields are set in init and then only read; the threads own their parts.
     private let sources: [CaptureSource]
     private let encoderThreads: [EncoderThread]

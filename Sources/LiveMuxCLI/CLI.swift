@@ -127,12 +127,7 @@ public enum CLI {
         }
         // Created once everything else was checked and built: a failed start leaves no stats file.
         let stats = try cmd.statsPath.map { try StatsWriter(path: $0, overwrite: cmd.overwriteStats) }
-        defer { stats?.finish() }
-        if !cmd.quiet { announce(viewers: pipeline.viewerURLs) }
-        return supervise(quiet: cmd.quiet, verbose: cmd.verbose, snapshot: { pipeline.statisticsSnapshot }, stop: pipeline.stop, wait: pipeline.wait) {
-            pipeline.start()
-            stats?.start(pipeline)
-        }
+        return supervise(pipeline, quiet: cmd.quiet, verbose: cmd.verbose, stats: stats)
     }
 
     static func mux(_ cmd: MuxCommand) throws -> ExitCode {
@@ -142,29 +137,27 @@ public enum CLI {
         let job = try FileMuxJob(cmd.configuration) { message in
             if !cmd.quiet { Terminal.warning(message) }
         }
-        if !cmd.quiet { announce(viewers: job.viewerURLs) }
-        return supervise(quiet: cmd.quiet, verbose: cmd.verbose, remux: true, snapshot: { job.statisticsSnapshot }, stop: job.stop, wait: job.wait, start: job.start)
+        return supervise(job, quiet: cmd.quiet, verbose: cmd.verbose, remux: true)
     }
 
-    /// With an HTTP server: where viewers connect, once, before the job starts.
-    private static func announce(viewers urls: [String]) {
-        guard !urls.isEmpty else { return }
-        Terminal.write("serving viewers at \(urls.joined(separator: " and "))\n")
-    }
-
-    /// Runs a job to its end: the first SIGINT/SIGTERM stops it gracefully, the progress line shows
-    /// while it runs, and a failure becomes one `error:` line and exit code 1.
-    private static func supervise(quiet: Bool, verbose: Bool, remux: Bool = false, snapshot: @escaping @Sendable () -> StatisticsSnapshot,
-                                  stop: @escaping @Sendable () -> Void, wait: () throws -> Void,
-                                  start: () -> Void) -> ExitCode {
-        let signals = SignalHandling(onFirst: stop)
+    /// Runs a job to its end, for every command: the viewer URLs once, then the first SIGINT or
+    /// SIGTERM stops it gracefully, the progress line (and `--stats`) show while it runs, and a
+    /// failure becomes one `error:` line and exit code 1.
+    private static func supervise(_ job: LiveJob, quiet: Bool, verbose: Bool, remux: Bool = false,
+                                  stats: StatsWriter? = nil) -> ExitCode {
+        if !quiet && !job.viewerURLs.isEmpty {
+            Terminal.write("serving viewers at \(job.viewerURLs.joined(separator: " and "))\n")
+        }
+        let signals = SignalHandling(onFirst: job.stop)
         defer { signals.finish() }
-        let progress = quiet ? nil : ProgressLine(remux: remux, snapshot: snapshot)
-        start()
+        let progress = quiet ? nil : ProgressLine(remux: remux, snapshot: { job.statisticsSnapshot })
+        defer { stats?.finish() }
+        job.start()
+        stats?.start(job)
         progress?.start()
         defer { progress?.finish() }
         do {
-            try wait()
+            try job.wait()
         } catch {
             progress?.finish()
             report(error, verbose: verbose, stopped: remux ? "muxing" : "recording")

@@ -6,7 +6,7 @@ import LiveMux
 /// outputs (`OutputOptions.checkSideFile`); the file is created once the pipeline is built, so a
 /// failed start creates nothing. Its timer runs on its own queue; the file is written only there.
 final class StatsWriter: @unchecked Sendable {
-    private var pipeline: Pipeline?  // set by `start`, before the timer runs
+    private var job: LiveJob?  // set by `start`, before the timer runs
     private let handle: FileHandle
     /// Made and resumed only by `start`: libdispatch traps when a source that was never resumed
     /// is released, which a failure before the recording started did.
@@ -20,8 +20,8 @@ final class StatsWriter: @unchecked Sendable {
         handle = path == "-" ? FileHandle.standardError : try OutputFile.create(path, overwrite: overwrite)
     }
 
-    func start(_ pipeline: Pipeline) {
-        self.pipeline = pipeline
+    func start(_ job: LiveJob) {
+        self.job = job
         let timer = DispatchSource.makeTimerSource(queue: queue)
         timer.schedule(deadline: .now() + 1, repeating: 1)
         // Weak: the timer is ours, and a strong self would keep both, and the pipeline, to the exit.
@@ -42,8 +42,8 @@ final class StatsWriter: @unchecked Sendable {
     }
 
     private func write(final: Bool = false) {
-        guard !finished, let pipeline else { return }
-        let s = pipeline.statisticsSnapshot
+        guard !finished, let job else { return }
+        let s = job.statisticsSnapshot
         // On a terminal, stderr also carries the progress line (rewritten in place): clear it first.
         let clear = handle === FileHandle.standardError && Terminal.stderrIsTerminal ? "\r\u{1B}[K" : ""
         let line = clear + s.jsonLine(previous: final ? nil : previous, final: final) + "\n"

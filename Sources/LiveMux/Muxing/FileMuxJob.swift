@@ -4,7 +4,7 @@ import FFmpeg
 /// Muxes pre-encoded files into ASF or FLV without re-encoding: one reader thread per input file
 /// feeds a `Muxer`. `init` opens everything (and creates the output file last); `start` runs;
 /// `wait` returns when done and throws the first failure.
-public final class FileMuxJob: @unchecked Sendable {
+public final class FileMuxJob: LiveJob, @unchecked Sendable {
     // Set in init and then only read; each reader thread owns its input.
     private struct Reader {
         let device: InputDevice
