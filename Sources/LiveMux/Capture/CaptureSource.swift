@@ -194,7 +194,7 @@ final class CaptureSource: @unchecked Sendable {
                 if try !deliver(frame, route, stop) { break }
             }
         case .demuxer(let device):
-            var reader = isLive ? setReader(DeviceReader(device)) : nil
+            var reader = isLive ? setReader(DeviceReader.start(device)) : nil
             defer { setReader(nil) }
             let own = try Packet()
             reading: while !stop.isRequested {
@@ -206,7 +206,7 @@ final class CaptureSource: @unchecked Sendable {
                     if stop.isRequested { break reading }
                     if let problem = next.problem {
                         guard let back = try rejoin(after: problem, since: next.since, stop: stop) else { break reading }
-                        reader = setReader(DeviceReader(back))
+                        reader = setReader(DeviceReader.start(back))
                         continue
                     }
                     guard let read = next.packet else { continue }

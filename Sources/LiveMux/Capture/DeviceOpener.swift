@@ -10,15 +10,18 @@ final class DeviceOpener: @unchecked Sendable {
     private let lock = NSLock()
     private var outcome: Result<InputDevice, Error>?
 
-    init(open: @escaping @Sendable () throws -> InputDevice) {
-        let thread = Thread { [self] in
+    private init() {}
+
+    /// Starts one attempt on a thread of its own, detached: nobody may wait for it to end.
+    static func start(open: @escaping @Sendable () throws -> InputDevice) -> DeviceOpener {
+        let opener = DeviceOpener()
+        WorkerThread.spawn("livemux-reopen") {
             let result = Result { try open() }
-            lock.lock()
-            outcome = result
-            lock.unlock()
-        }
-        thread.name = "livemux-reopen"
-        thread.start()
+            opener.lock.lock()
+            opener.outcome = result
+            opener.lock.unlock()
+        }.detach()
+        return opener
     }
 
     /// The device, or why it could not be opened; nil while the attempt is still going on.

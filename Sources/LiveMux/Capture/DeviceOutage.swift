@@ -47,7 +47,7 @@ struct DeviceOutage {
             guard try fill(now - policy.fillLag) else { return nil }
             if opener == nil && now >= next {
                 attempts += 1
-                opener = DeviceOpener(open: open)
+                opener = DeviceOpener.start(open: open)
             }
             _ = stop.sleep(untilMonotonic: now + policy.fillInterval)
         }

@@ -35,11 +35,13 @@ final class DeviceReader: @unchecked Sendable {
     /// Packets read ahead of the capture thread before the reader waits for it.
     static let readAhead = 4
 
-    init(_ device: InputDevice) {
-        lastRead = Timestamp.monotonicMicroseconds()
-        let thread = Thread { [self] in run(device) }
-        thread.name = "livemux-device"
-        thread.start()
+    private init() { lastRead = Timestamp.monotonicMicroseconds() }
+
+    /// Starts reading `device` on a thread of its own, detached: it ends with the device.
+    static func start(_ device: InputDevice) -> DeviceReader {
+        let reader = DeviceReader()
+        WorkerThread.spawn("livemux-device") { reader.run(device) }.detach()
+        return reader
     }
 
     private func run(_ device: InputDevice) {
