@@ -65,19 +65,19 @@ struct FileDescriptor: Sendable {
     /// Writes the buffers in order with as few `writev` calls as it takes.
     func write(_ buffers: [UnsafeRawBufferPointer]) throws {
         var vectors = buffers.filter { !$0.isEmpty }.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
-        var first = 0
-        while first < vectors.count {
-            var left = try checked("writev") {
-                vectors[first...].withUnsafeBufferPointer { writev(raw, $0.baseAddress, Int32(min($0.count, 1024))) }  // IOV_MAX
-            }
-            // Skip what went out; a short write leaves part of one buffer.
-            while first < vectors.count, left >= vectors[first].iov_len {
-                left -= vectors[first].iov_len
-                first += 1
-            }
-            if left > 0 {
-                vectors[first].iov_base += left
-                vectors[first].iov_len -= left
+        try vectors.withUnsafeMutableBufferPointer { v in
+            var first = 0
+            while first < v.count {
+                var left = try checked("writev") { writev(raw, v.baseAddress! + first, Int32(min(v.count - first, 1024))) }  // IOV_MAX
+                // Skip what went out; a short write leaves part of one buffer.
+                while first < v.count, left >= v[first].iov_len {
+                    left -= v[first].iov_len
+                    first += 1
+                }
+                if left > 0 {
+                    v[first].iov_base += left
+                    v[first].iov_len -= left
+                }
             }
         }
     }
