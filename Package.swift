@@ -17,16 +17,21 @@ let package = Package(
             providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev",
                               "libavdevice-dev", "libavfilter-dev", "libswresample-dev", "libswscale-dev"])]
         ),
-        // epoll and eventfd from glibc, for the HTTP server's event loop (LiveMux's EventPoll only).
-        .systemLibrary(name: "CEventPoll"),
-        // The one module that calls C: owning wrappers over the libav* API.
-        .target(name: "FFmpeg", dependencies: ["CFFmpeg"]),
+        // Linux interfaces Swift's Glibc module leaves out (epoll, eventfd, TCP socket queries);
+        // nothing to link. Only the POSIX target imports it.
+        .systemLibrary(name: "CLinux"),
+        // System calls made one way: `syscall(where:)` retries EINTR, reads errno at once and
+        // throws a `SystemCallError` naming the call. Also the event loop's epoll and the TCP
+        // socket under a network output, the descriptors built on CLinux.
+        .target(name: "POSIX", dependencies: ["CLinux"]),
+        // The one module that calls libav*: owning wrappers over the libav* API.
+        .target(name: "FFmpeg", dependencies: ["CFFmpeg", "POSIX"]),
         // The product: capture, encode, interleave, mux, sinks. No C types in its public API.
-        .target(name: "LiveMux", dependencies: ["FFmpeg", "CEventPoll"]),
+        .target(name: "LiveMux", dependencies: ["FFmpeg", "POSIX"]),
         // Argument parsing, help text, progress line, signals and exit codes.
-        .target(name: "LiveMuxCLI", dependencies: ["LiveMux"]),
+        .target(name: "LiveMuxCLI", dependencies: ["LiveMux", "POSIX"]),
         .executableTarget(name: "livemux", dependencies: ["LiveMuxCLI"]),
-        .testTarget(name: "LiveMuxTests", dependencies: ["LiveMux", "FFmpeg"]),
+        .testTarget(name: "LiveMuxTests", dependencies: ["LiveMux", "FFmpeg", "POSIX"]),
         .testTarget(name: "LiveMuxCLITests", dependencies: ["LiveMuxCLI"]),
         .testTarget(name: "IntegrationTests", dependencies: []),
     ],

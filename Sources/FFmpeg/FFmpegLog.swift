@@ -1,4 +1,5 @@
 import CFFmpeg
+import POSIX
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -41,6 +42,7 @@ public enum FFmpegLog {
         if let handler = state.withLock({ $0.handler }) {
             return handler(text.hasSuffix("\n") ? String(text.dropLast()) : text)
         }
-        text.withUTF8 { buf in _ = write(2, buf.baseAddress, buf.count) }
+        // A log line that stderr cannot take has nowhere else to go: it is dropped.
+        text.withUTF8 { buf in _ = try? syscall(where: "write") { write(2, buf.baseAddress, buf.count) } }
     }
 }

@@ -1,4 +1,5 @@
 import CFFmpeg
+import POSIX
 import Synchronization
 
 /// A connection to a URL that libavformat's protocols can write (`rtmp://`, `srt://`, `tcp://`,

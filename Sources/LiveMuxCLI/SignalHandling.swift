@@ -18,7 +18,10 @@ final class SignalHandling: @unchecked Sendable {
     private let lock = NSLock()
     private var onFirst: (@Sendable () -> Void)?
 
-    static func ignoreBrokenPipe() { signal(SIGPIPE, SIG_IGN) }
+    static func ignoreBrokenPipe() {
+        // SIG_ERR only for a signal number that is not one: SIGPIPE always is.
+        _ = signal(SIGPIPE, SIG_IGN)
+    }
 
     private static var stopSignals: sigset_t {
         var set = sigset_t()
@@ -31,7 +34,8 @@ final class SignalHandling: @unchecked Sendable {
     /// Blocks SIGINT and SIGTERM in the calling thread and in every thread it starts later.
     static func blockStopSignals() {
         var set = stopSignals
-        pthread_sigmask(SIG_BLOCK, &set, nil)
+        // It returns an error only for an invalid `how`; SIG_BLOCK is valid.
+        _ = pthread_sigmask(SIG_BLOCK, &set, nil)
     }
 
     init(onFirst: @escaping @Sendable () -> Void) {

@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,7 +10,8 @@ enum Terminal {
 
     static func write(_ text: String) {
         var t = text
-        t.withUTF8 { buf in _ = Glibc.write(2, buf.baseAddress, buf.count) }
+        // A diagnostic that stderr cannot take has nowhere else to go: it is dropped.
+        t.withUTF8 { buf in _ = try? syscall(where: "write") { Glibc.write(2, buf.baseAddress, buf.count) } }
     }
 
     static func error(_ message: String) { write("error: \(message)\n") }

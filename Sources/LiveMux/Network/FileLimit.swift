@@ -1,3 +1,4 @@
+import POSIX
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,11 +9,16 @@ enum FileLimit {
     /// Raises the soft limit to the hard one; the limit now in force (nil when it cannot be read).
     static func raiseToHard() -> Int? {
         var limit = rlimit()
-        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return nil }
+        do {
+            try syscall(where: "getrlimit") { getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) }
+        } catch {
+            return nil
+        }
         if limit.rlim_cur < limit.rlim_max {
             var raised = limit
             raised.rlim_cur = limit.rlim_max
-            if setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) == 0 { limit = raised }
+            // Refused, the soft limit stays in force: the caller warns from the limit returned.
+            if (try? syscall(where: "setrlimit") { setrlimit(Int32(RLIMIT_NOFILE.rawValue), &raised) }) != nil { limit = raised }
         }
         return Int(clamping: limit.rlim_cur)  // RLIM_INFINITY is UInt.max: Int.max
     }

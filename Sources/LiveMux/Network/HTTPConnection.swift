@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -38,12 +39,13 @@ final class HTTPConnection {
     /// Reads what arrived (into `scratch`, the loop's buffer); the head once it is complete.
     func readRequest(_ scratch: inout [UInt8]) -> Read {
         while true {
-            let n = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return errno == EAGAIN || errno == EWOULDBLOCK ? .waiting : .closed
+            let n: Int
+            switch receive(&scratch) {
+            case .done(0): return .bad  // the client ended before a complete head
+            case .done(let count): n = count
+            case .wouldBlock: return .waiting
+            case .failed: return .closed
             }
-            if n == 0 { return .bad }  // the client ended before a complete head
             input.append(contentsOf: scratch[..<min(n, Self.maxRequestBytes + 1 - input.count)])
             if let end = Self.findBlankLine(input, from: searched) { return .head(Array(input[..<end])) }
             searched = input.count
@@ -54,11 +56,17 @@ final class HTTPConnection {
     /// Reads and discards; true when the client closed or the socket failed.
     func drain(_ scratch: inout [UInt8]) -> Bool {
         while true {
-            let n = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n > 0 { continue }
-            if n < 0 && errno == EINTR { continue }
-            return n == 0 || !(errno == EAGAIN || errno == EWOULDBLOCK)
+            switch receive(&scratch) {
+            case .done(let n): if n == 0 { return true }
+            case .wouldBlock: return false
+            case .failed: return true
+            }
         }
+    }
+
+    /// One `recv` into `scratch`.
+    private func receive(_ scratch: inout [UInt8]) -> NonBlockingResult<Int> {
+        scratch.withUnsafeMutableBytes { buffer in nonBlockingSyscall(where: "recv") { recv(fd, buffer.baseAddress, buffer.count, 0) } }
     }
 
     /// Answers and then lingers: `flush` writes the bytes.
@@ -82,17 +90,20 @@ final class HTTPConnection {
     /// connection then lingers) or a viewer's stream has ended.
     func flush(now: Date) -> StreamViewer.Flush {
         while outputSent < output.count {
-            let n = output.withUnsafeBytes { send(fd, $0.baseAddress! + outputSent, $0.count - outputSent, Int32(MSG_NOSIGNAL)) }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return errno == EAGAIN || errno == EWOULDBLOCK ? .blocked : .failed
+            let sent = output.withUnsafeBytes { bytes in
+                nonBlockingSyscall(where: "send") { send(fd, bytes.baseAddress! + outputSent, bytes.count - outputSent, Int32(MSG_NOSIGNAL)) }
             }
-            outputSent += n
+            switch sent {
+            case .done(let n): outputSent += n
+            case .wouldBlock: return .blocked
+            case .failed: return .failed
+            }
         }
         if !output.isEmpty { output = [] }
         if let viewer { return viewer.flush() }
         if phase == .answering {
-            shutdown(fd, Int32(SHUT_WR))
+            // Fails only once the peer is gone (ENOTCONN), which the lingering read then sees.
+            _ = shutdown(fd, Int32(SHUT_WR))
             phase = .lingering
             deadline = now.addingTimeInterval(Self.lingerSeconds)
         }

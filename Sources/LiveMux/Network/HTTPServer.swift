@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -61,32 +62,50 @@ final class HTTPServer: @unchecked Sendable {
         } else {
             warning = nil
         }
-        events = try EventPoll()
+        do {
+            events = try EventPoll()
+        } catch {
+            throw LiveMuxError.output("cannot create the HTTP server's event loop: \(error.message)")
+        }
         guard let (family, bytes) = address.socketAddress() else {
             throw LiveMuxError.invalid("cannot listen on \(address.description): not an IPv4 or IPv6 address")
         }
-        let fd = socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
-        guard fd >= 0 else { throw LiveMuxError.output("cannot create a socket: \(String(cString: strerror(errno)))") }
-        Self.setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
-        // [::1] means IPv6 loopback only, not also IPv4 through mapped addresses.
-        if family == AF_INET6 { Self.setOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1) }
+        let fd: Int32
+        do {
+            fd = try syscall(where: "socket") {
+                socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue) | Int32(SOCK_NONBLOCK.rawValue), 0)
+            }
+        } catch {
+            throw LiveMuxError.output("cannot create a socket: \(error.message)")
+        }
         var storage = address.socketStorage(bytes)
-        let bound = withUnsafePointer(to: &storage) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, address.socketLength) }
+        do throws(SystemCallError) {
+            try Self.setOption(fd, SOL_SOCKET, SO_REUSEADDR, 1)
+            // [::1] means IPv6 loopback only, not also IPv4 through mapped addresses.
+            if family == AF_INET6 { try Self.setOption(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, 1) }
+            try syscall(where: "bind") {
+                withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, address.socketLength) } }
+            }
+            try syscall(where: "listen") { listen(fd, Self.listenBacklog) }
+            // The port sits at the same offset in sockaddr_in and sockaddr_in6.
+            var size = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            try syscall(where: "getsockname") {
+                withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &size) } }
+            }
+        } catch {
+            try? closeDescriptor(fd)  // it never listened: the error below says why
+            throw LiveMuxError.output("cannot listen on \(address.description): \(error.message) (\(Self.listenHint(error.errno, address)))")
         }
-        guard bound == 0, listen(fd, Self.listenBacklog) == 0 else {
-            let code = errno
-            Glibc.close(fd)
-            throw LiveMuxError.output("cannot listen on \(address.description): \(String(cString: strerror(code))) (\(Self.listenHint(code, address)))")
+        do {
+            try events.add(fd, token: Self.listenerToken, edgeTriggered: false, writable: false)
+        } catch {
+            try? closeDescriptor(fd)  // it was never watched: the error below says why
+            throw LiveMuxError.output("cannot create the HTTP server's event loop: \(error.message)")
         }
-        // The port sits at the same offset in sockaddr_in and sockaddr_in6.
-        var size = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &size) } }
         let port = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) } }
         self.address = ListenAddress(host: address.host, port: port)
         listener = fd
-        reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
-        events.add(fd, token: Self.listenerToken, edgeTriggered: false, writable: false)
+        reserveFD = Self.openReserve()
     }
 
     /// What to do about a failed bind or listen: the port for a busy one, the address for one
@@ -126,8 +145,9 @@ final class HTTPServer: @unchecked Sendable {
         guard !already else { return }
         events.wake()
         lock.withLock { loop }?.join()
-        Glibc.close(listener)
-        if reserveFD >= 0 { Glibc.close(reserveFD) }
+        // Closed once, at the end: a failure would leave nothing to undo.
+        try? closeDescriptor(listener)
+        if reserveFD >= 0 { try? closeDescriptor(reserveFD) }
     }
 
     /// Hands the running loop a connected socket, as if it had been accepted (scripts/fuzz feeds
@@ -171,40 +191,57 @@ final class HTTPServer: @unchecked Sendable {
 
     private func acceptAll(now: Date) {
         for _ in 0..<Self.acceptsPerWake {
-            let fd = accept(listener, nil, nil)
-            if fd >= 0 {
-                register(fd, now: now)
-                continue
+            switch nonBlockingSyscall(where: "accept", { accept(listener, nil, nil) }) {
+            case .done(let fd): register(fd, now: now)
+            case .wouldBlock: return  // none left
+            case .failed(let error) where error.errno == ECONNABORTED: continue  // that client left already
+            case .failed(let error) where error.errno == EMFILE || error.errno == ENFILE:
+                // Out of descriptors: drop the oldest half-sent request, else refuse this one with 503.
+                if dropOldestPending() { continue }
+                guard reserveFD >= 0 else { return }
+                try? closeDescriptor(reserveFD)  // freed to make room: nothing else to do with it
+                if case .done(let refused) = nonBlockingSyscall(where: "accept", { accept(listener, nil, nil) }) {
+                    let busy = HTTPResponse.text("503 Service Unavailable", body: "too many connections\n")
+                    // Best effort: a client that cannot take these few bytes at once just sees the close.
+                    _ = busy.withUnsafeBytes { b in
+                        nonBlockingSyscall(where: "send") { send(refused, b.baseAddress, b.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                    }
+                    try? closeDescriptor(refused)  // the 503 was all it gets either way
+                }
+                reserveFD = Self.openReserve()
+            case .failed: return
             }
-            if errno == EINTR || errno == ECONNABORTED { continue }
-            guard errno == EMFILE || errno == ENFILE else { return }  // EAGAIN: none left
-            // Out of descriptors: drop the oldest half-sent request, else refuse this one with 503.
-            if dropOldestPending() { continue }
-            guard reserveFD >= 0 else { return }
-            Glibc.close(reserveFD)
-            let refused = accept(listener, nil, nil)
-            if refused >= 0 {
-                let busy = HTTPResponse.text("503 Service Unavailable", body: "too many connections\n")
-                _ = busy.withUnsafeBytes { send(refused, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-                Glibc.close(refused)
-            }
-            reserveFD = open("/dev/null", O_RDONLY | O_CLOEXEC)
         }
     }
 
+    /// A descriptor to free at the limit; -1 when there is none to spare (connections past the
+    /// limit then wait in the backlog instead of getting 503).
+    private static func openReserve() -> Int32 {
+        (try? syscall(where: "open") { open("/dev/null", O_RDONLY | O_CLOEXEC) }) ?? -1
+    }
+
     private func register(_ fd: Int32, now: Date) {
-        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
-        Self.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
-        Self.setOption(fd, SOL_SOCKET, SO_SNDBUF, Self.viewerSendBuffer)
-        if pendingCount >= Self.maxPendingConnections { _ = dropOldestPending() }
         let token = nextToken
+        do throws(SystemCallError) {
+            // The loop's sockets do not block, and no child process inherits one.
+            let flags = try syscall(where: "fcntl") { fcntl(fd, F_GETFL) }
+            try syscall(where: "fcntl") { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+            try syscall(where: "fcntl") { fcntl(fd, F_SETFD, FD_CLOEXEC) }
+            // Both best effort: an adopted Unix socket has no Nagle to turn off, and with the
+            // kernel's own buffer a viewer that stops reading only shows in its backlog later.
+            try? Self.setOption(fd, Int32(IPPROTO_TCP), TCP_NODELAY, 1)
+            try? Self.setOption(fd, SOL_SOCKET, SO_SNDBUF, Self.viewerSendBuffer)
+            try events.add(fd, token: token, edgeTriggered: true)
+        } catch {
+            try? closeDescriptor(fd)  // a socket the loop cannot serve: its client sees it closed
+            return
+        }
         nextToken += 1
+        if pendingCount >= Self.maxPendingConnections { _ = dropOldestPending() }
         let connection = HTTPConnection(fd: fd, token: token, now: now)
         connections[token] = connection
         pendingOrder.append(token)
         pendingCount += 1
-        events.add(fd, token: token, edgeTriggered: true)
     }
 
     private func dropOldestPending() -> Bool {
@@ -227,7 +264,7 @@ final class HTTPServer: @unchecked Sendable {
         } else {
             pendingCount -= 1
         }
-        Glibc.close(c.fd)
+        try? closeDescriptor(c.fd)  // the connection is over whatever close says
     }
 
     private func handle(_ event: EventPoll.Event, now: Date) {
@@ -349,8 +386,8 @@ final class HTTPServer: @unchecked Sendable {
         }
     }
 
-    private static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) {
+    private static func setOption(_ fd: Int32, _ level: Int32, _ name: Int32, _ value: Int32) throws(SystemCallError) {
         var v = value
-        setsockopt(fd, level, name, &v, socklen_t(MemoryLayout<Int32>.size))
+        try syscall(where: "setsockopt") { setsockopt(fd, level, name, &v, socklen_t(MemoryLayout<Int32>.size)) }
     }
 }

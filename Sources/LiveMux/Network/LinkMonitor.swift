@@ -1,4 +1,4 @@
-import FFmpeg
+import POSIX
 
 /// How far behind real time one network output is and how fast its link carries bytes, from what
 /// its writer handed to the connection and what the kernel still holds (`TCPSocket.SendQueue`).

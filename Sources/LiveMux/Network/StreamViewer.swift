@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -68,12 +69,11 @@ final class StreamViewer {
                 guard ending else { return .idle }
                 return writeTerminator()
             }
-            let n = sendBatch()
-            if n < 0 {
-                if errno == EINTR { continue }
-                return errno == EAGAIN || errno == EWOULDBLOCK ? .blocked : .failed
+            switch sendBatch() {
+            case .done(let n): consume(n)
+            case .wouldBlock: return .blocked
+            case .failed: return .failed
             }
-            consume(n)
         }
     }
 
@@ -96,8 +96,8 @@ final class StreamViewer {
     }
 
     /// One `sendmsg` of the chunks in `sending` (MSG_NOSIGNAL: a closed socket is EPIPE, not a
-    /// signal); the bytes written, or -1 with errno.
-    private func sendBatch() -> Int {
+    /// signal); the bytes written.
+    private func sendBatch() -> NonBlockingResult<Int> {
         var sizeLines: [UInt8] = []
         var spans: [(line: Range<Int>?, body: UnsafeRawBufferPointer)] = []
         for chunk in sending {
@@ -124,7 +124,7 @@ final class StreamViewer {
                     var message = msghdr()
                     message.msg_iov = v.baseAddress
                     message.msg_iovlen = v.count
-                    return Glibc.sendmsg(fd, &message, Int32(MSG_NOSIGNAL))
+                    return nonBlockingSyscall(where: "sendmsg") { Glibc.sendmsg(fd, &message, Int32(MSG_NOSIGNAL)) }
                 }
             }
         }
@@ -155,14 +155,14 @@ final class StreamViewer {
     private func writeTerminator() -> Flush {
         guard chunked else { return .finished }
         while terminatorWritten < Self.terminator.count {
-            let n = Self.terminator.withUnsafeBytes {
-                send(fd, $0.baseAddress! + terminatorWritten, $0.count - terminatorWritten, Int32(MSG_NOSIGNAL))
+            let sent = Self.terminator.withUnsafeBytes { bytes in
+                nonBlockingSyscall(where: "send") { send(fd, bytes.baseAddress! + terminatorWritten, bytes.count - terminatorWritten, Int32(MSG_NOSIGNAL)) }
             }
-            if n < 0 {
-                if errno == EINTR { continue }
-                return errno == EAGAIN || errno == EWOULDBLOCK ? .blocked : .failed
+            switch sent {
+            case .done(let n): terminatorWritten += n
+            case .wouldBlock: return .blocked
+            case .failed: return .failed
             }
-            terminatorWritten += n
         }
         return .finished
     }

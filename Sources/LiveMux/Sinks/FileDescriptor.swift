@@ -1,9 +1,10 @@
+import POSIX
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A POSIX file descriptor with the writes sinks need: whole writes that retry on EINTR and
-/// short writes, and positioned writes for the trailer's header updates.
+/// A POSIX file descriptor with the writes sinks need: whole writes that go on after short writes
+/// (`syscall` retries EINTR), and positioned writes for the trailer's header updates.
 struct FileDescriptor: Sendable {
     let raw: Int32
     let name: String
@@ -13,21 +14,31 @@ struct FileDescriptor: Sendable {
     /// Creates or truncates a file for writing; without `overwrite`, a regular file that exists
     /// is left alone and refused (`O_EXCL`, so nothing is truncated even in a race).
     static func create(_ path: String, overwrite: Bool = true) throws -> FileDescriptor {
-        var fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL), 0o644)
-        if fd < 0 && errno == EEXIST {
+        do {
+            return try open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL))
+        } catch where error.errno == EEXIST {
             // A device or FIFO (/dev/null, a named pipe) is written, not overwritten.
             var info = stat()
-            if stat(path, &info) == 0 && info.st_mode & S_IFMT != S_IFREG {
-                fd = open(path, O_WRONLY | O_CLOEXEC, 0o644)
-            } else {
+            guard stat(path, &info) == 0 && info.st_mode & S_IFMT != S_IFREG else {
                 throw LiveMuxError.output("\(path) exists, and overwriting it was not asked for")
             }
+            do {
+                return try open(path, O_WRONLY | O_CLOEXEC)
+            } catch {
+                throw cannotCreate(path, error)
+            }
+        } catch {
+            throw cannotCreate(path, error)
         }
-        if fd < 0 {
-            let code = errno
-            throw LiveMuxError.output("cannot create \(path): \(String(cString: strerror(code)))\(hint(code, path))")
-        }
-        return FileDescriptor(raw: fd, name: path)
+    }
+
+    /// Opens `path` (a FIFO's open waits for its reader, and is retried if a signal cuts it short).
+    private static func open(_ path: String, _ flags: Int32) throws(SystemCallError) -> FileDescriptor {
+        FileDescriptor(raw: try syscall(where: "open") { Glibc.open(path, flags, 0o644) }, name: path)
+    }
+
+    private static func cannotCreate(_ path: String, _ error: SystemCallError) -> LiveMuxError {
+        .output("cannot create \(path): \(error.message)\(hint(error.errno, path))")
     }
 
     /// What to do about a file that could not be opened for writing: the file itself when it
@@ -47,34 +58,26 @@ struct FileDescriptor: Sendable {
     func write(_ bytes: UnsafeRawBufferPointer) throws {
         var offset = 0
         while offset < bytes.count {
-            let n = Glibc.write(raw, bytes.baseAddress! + offset, bytes.count - offset)
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw SinkError(errno: errno, name: name)
-            }
-            offset += n
+            offset += try checked("write") { Glibc.write(raw, bytes.baseAddress! + offset, bytes.count - offset) }
         }
     }
 
     /// Writes the buffers in order with as few `writev` calls as it takes.
     func write(_ buffers: [UnsafeRawBufferPointer]) throws {
         var vectors = buffers.filter { !$0.isEmpty }.map { iovec(iov_base: UnsafeMutableRawPointer(mutating: $0.baseAddress), iov_len: $0.count) }
-        var first = 0
-        while first < vectors.count {
-            let n = vectors[first...].withUnsafeBufferPointer { writev(raw, $0.baseAddress, Int32(min($0.count, 1024))) }  // IOV_MAX
-            if n < 0 {
-                if errno == EINTR { continue }
-                throw SinkError(errno: errno, name: name)
-            }
-            // Skip what went out; a short write leaves part of one buffer.
-            var left = n
-            while first < vectors.count, left >= vectors[first].iov_len {
-                left -= vectors[first].iov_len
-                first += 1
-            }
-            if left > 0 {
-                vectors[first].iov_base += left
-                vectors[first].iov_len -= left
+        try vectors.withUnsafeMutableBufferPointer { v in
+            var first = 0
+            while first < v.count {
+                var left = try checked("writev") { writev(raw, v.baseAddress! + first, Int32(min(v.count - first, 1024))) }  // IOV_MAX
+                // Skip what went out; a short write leaves part of one buffer.
+                while first < v.count, left >= v[first].iov_len {
+                    left -= v[first].iov_len
+                    first += 1
+                }
+                if left > 0 {
+                    v[first].iov_base += left
+                    v[first].iov_len -= left
+                }
             }
         }
     }
@@ -83,15 +86,20 @@ struct FileDescriptor: Sendable {
         try bytes.withUnsafeBytes { buffer in
             var offset = 0
             while offset < buffer.count {
-                let n = pwrite(raw, buffer.baseAddress! + offset, buffer.count - offset, off_t(position) + off_t(offset))
-                if n < 0 {
-                    if errno == EINTR { continue }
-                    throw SinkError(errno: errno, name: name)
+                offset += try checked("pwrite") {
+                    pwrite(raw, buffer.baseAddress! + offset, buffer.count - offset, off_t(position) + off_t(offset))
                 }
-                offset += n
             }
         }
     }
 
-    func close() { _ = Glibc.close(raw) }
+    /// Closes the file; a failure (a network file system's late write error) is the output's.
+    func close() throws {
+        do { try closeDescriptor(raw) } catch { throw SinkError(errno: error.errno, name: name) }
+    }
+
+    /// The call's result, or its failure as the error that names this output.
+    private func checked(_ call: StaticString, _ body: () -> Int) throws(SinkError) -> Int {
+        do { return try syscall(where: call, body) } catch { throw SinkError(errno: error.errno, name: name) }
+    }
 }

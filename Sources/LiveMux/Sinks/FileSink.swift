@@ -28,7 +28,8 @@ public final class FileSink: ChunkSink, @unchecked Sendable {
         self.bufferLimit = bufferLimit
     }
 
-    deinit { if !closed { fd.close() } }
+    // Not closed: its session failed to build or dropped it after a failed write, the error told.
+    deinit { if !closed { try? fd.close() } }
 
     public func write(_ chunk: Chunk) throws {
         if let bytes = chunk.muxedBytes, chunk.updates.isEmpty {
@@ -57,7 +58,12 @@ public final class FileSink: ChunkSink, @unchecked Sendable {
     public func close() throws {
         guard !closed else { return }
         closed = true
-        defer { fd.close() }
-        try flush()
+        do {
+            try flush()
+        } catch {
+            try? fd.close()  // the failed write is what to report
+            throw error
+        }
+        try fd.close()
     }
 }

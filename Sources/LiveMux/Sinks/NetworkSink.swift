@@ -1,5 +1,6 @@
 import Foundation
 import FFmpeg
+import POSIX
 
 /// A network output (`rtmp://`, `srt://`, `tcp://`, `udp://`) with its own bounded queue and writer
 /// thread, so a slow or dead server never blocks the mux thread, the recording or other outputs.

@@ -1,4 +1,4 @@
-import CFFmpeg
+import CLinux
 import Foundation
 
 /// The TCP socket under a libavformat connection (rtmp://, tcp://…), found from outside:
@@ -47,7 +47,8 @@ public struct TCPSocket: Sendable {
 
     private static func socketInode(_ fd: Int32) -> UInt64? {
         var st = stat()
-        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFSOCK else { return nil }
+        // A descriptor that is no longer open is no socket of ours: nothing more to say.
+        guard (try? syscall(where: "fstat") { fstat(fd, &st) }) != nil, (st.st_mode & S_IFMT) == S_IFSOCK else { return nil }
         return UInt64(st.st_ino)
     }
 
