@@ -64,8 +64,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         var outputs = config.outputs
         outputs.sendBufferBytes = Self.sendBufferBytes(config)
         // The session that measures comes first: the local outputs' when they are apart.
-        let outputGroups = Self.encodesApart(config, adaptive: adaptive)
-            ? [outputs.splitByNetwork.local, outputs.splitByNetwork.network] : [outputs]
+        let split = outputs.splitByNetwork
+        let outputGroups = Self.encodesApart(config, adaptive: adaptive) ? [split.local, split.network] : [outputs]
         let queues = outputGroups.map { _ in
             MuxQueue(streams: kinds, capacity: config.queueCapacity, singleProducer: sources.count == 1 && kinds.count > 1,
                      wakeBatch: unpaced ? 16 : 1, startAtZero: true)
