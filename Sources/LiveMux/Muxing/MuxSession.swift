@@ -93,7 +93,7 @@ final class MuxSession: @unchecked Sendable {
         }
         if let warning = server?.warning { report(warning) }
         // Last, create the files: nothing is written unless everything before succeeded.
-        var networkSinks: [NetworkSink] = []
+        var networkSinks: [(destination: Int, sink: NetworkSink)] = []
         let primaryURL = outputs.destinations.firstIndex { $0.destination.isNetwork }
         for (i, writer) in graph.writers.enumerated() {
             for d in writer.destinations {
@@ -106,12 +106,12 @@ final class MuxSession: @unchecked Sendable {
                                                     adaptive: d == primaryURL ? adaptive : nil)
                     let sink = NetworkSink(url: url, policy: outputs.reconnect, queueLimit: outputs.queueCapacity, tuning: tuning,
                                            report: report, countDropped: countDropped)
-                    networkSinks.append(sink)
+                    networkSinks.append((d, sink))
                     self.routes[i].sinks.append(sink)
                 }
             }
         }
-        self.networkSinks = networkSinks
+        self.networkSinks = networkSinks.sorted { $0.destination < $1.destination }.map(\.sink)  // as given
     }
 
     /// Each URL output's backlog and link, in the order given.
