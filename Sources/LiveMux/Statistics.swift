@@ -1,28 +1,21 @@
-import Foundation
 import FFmpeg
+import Synchronization
 
 /// The pipeline's counters, updated by the capture and mux threads.
 ///
-/// Locking: `inputLock` guards `inputs` (the per-stream counters the producers update for every
-/// packet); `outputLock` guards `outputs` (what the mux thread updates for every chunk). Two
-/// locks, so producers and the mux thread do not wait on each other several times per packet.
-final class Statistics: @unchecked Sendable {
-    private let inputLock = NSLock(), outputLock = NSLock()
-    private var inputs = (video: StreamStatistics(), audio: StreamStatistics())
-    private var outputs = StatisticsSnapshot()
+/// Two locks: `inputs` (the per-stream counters the producers update for every packet) and
+/// `outputs` (what the mux thread updates for every batch), so producers and the mux thread do not
+/// wait on each other several times per packet.
+final class Statistics: Sendable {
+    private let inputs = Mutex((video: StreamStatistics(), audio: StreamStatistics()))
+    private let outputs = Mutex(StatisticsSnapshot())
     private let started = Timestamp.monotonicMicroseconds()
 
     private func updateStream(_ s: StreamKind, _ body: (inout StreamStatistics) -> Void) {
-        inputLock.lock()
-        if s == .video { body(&inputs.video) } else { body(&inputs.audio) }
-        inputLock.unlock()
+        inputs.withLock { if s == .video { body(&$0.video) } else { body(&$0.audio) } }
     }
 
-    private func updateOutputs(_ body: (inout StatisticsSnapshot) -> Void) {
-        outputLock.lock()
-        body(&outputs)
-        outputLock.unlock()
-    }
+    private func updateOutputs(_ body: (inout StatisticsSnapshot) -> Void) { outputs.withLock { body(&$0) } }
 
     func countInput(_ s: StreamKind) { updateStream(s) { $0.framesIn += 1 } }
     func countDropped(_ s: StreamKind, _ n: Int = 1) { updateStream(s) { $0.dropped += n } }
@@ -53,12 +46,8 @@ final class Statistics: @unchecked Sendable {
     }
 
     var snapshot: StatisticsSnapshot {
-        outputLock.lock()
-        var copy = outputs
-        outputLock.unlock()
-        inputLock.lock()
-        (copy.video, copy.audio) = inputs
-        inputLock.unlock()
+        var copy = outputs.withLock { $0 }
+        (copy.video, copy.audio) = inputs.withLock { $0 }
         copy.elapsed = Double(Timestamp.monotonicMicroseconds() - started) / 1e6
         return copy
     }

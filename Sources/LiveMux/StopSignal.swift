@@ -2,34 +2,22 @@ import Foundation
 import FFmpeg
 
 /// A flag every thread checks, with a wait that the flag wakes: pacing sleeps on it, so a stop
-/// never waits for a sleep to end. Locking: `condition` guards `requested`.
-final class StopSignal: @unchecked Sendable {
-    private let condition = NSCondition()
-    private var requested = false
+/// never waits for a sleep to end.
+final class StopSignal: Sendable {
+    private let requested = ConditionLock(false)
 
-    var isRequested: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return requested
-    }
+    var isRequested: Bool { requested.withLock { $0 } }
 
     func request() {
-        condition.lock()
-        requested = true
-        condition.broadcast()
-        condition.unlock()
+        requested.withLock { $0 = true }
+        requested.broadcast()
     }
 
     /// Sleeps until the monotonic clock reaches `deadline` (µs) or a stop is requested; returns
     /// false when stopped.
     func sleep(untilMonotonic deadline: Int64) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        while !requested {
-            let remaining = deadline - Timestamp.monotonicMicroseconds()
-            if remaining <= 0 { return true }
-            _ = condition.wait(until: Date(timeIntervalSinceNow: Double(remaining) / 1e6))
-        }
-        return false
+        let remaining = Double(deadline - Timestamp.monotonicMicroseconds()) / 1e6
+        return requested.withLock(waitingUntil: { $0 || Timestamp.monotonicMicroseconds() >= deadline },
+                                  deadline: Date(timeIntervalSinceNow: remaining)) { stopped, _ in !stopped }
     }
 }

@@ -1,14 +1,12 @@
-import Foundation
 import FFmpeg
+import Synchronization
 
 /// One attempt to open a device again, on a thread of its own: libavdevice's pulse waits for its
 /// daemon without consulting the interrupt callback, and a daemon that is half started can keep
 /// it waiting for ever, so the capture thread only looks at the result while it goes on filling.
 /// An attempt nobody waits for any more ends with its thread; what it opened is then closed.
-/// Locking: `lock` guards `outcome`.
-final class DeviceOpener: @unchecked Sendable {
-    private let lock = NSLock()
-    private var outcome: Result<InputDevice, Error>?
+final class DeviceOpener: Sendable {
+    private let outcome = Mutex<Result<InputDevice, Error>?>(nil)
 
     private init() {}
 
@@ -17,17 +15,11 @@ final class DeviceOpener: @unchecked Sendable {
         let opener = DeviceOpener()
         WorkerThread.spawn("livemux-reopen") {
             let result = Result { try open() }
-            opener.lock.lock()
-            opener.outcome = result
-            opener.lock.unlock()
+            opener.outcome.withLock { $0 = result }
         }.detach()
         return opener
     }
 
     /// The device, or why it could not be opened; nil while the attempt is still going on.
-    var result: Result<InputDevice, Error>? {
-        lock.lock()
-        defer { lock.unlock() }
-        return outcome
-    }
+    var result: Result<InputDevice, Error>? { outcome.withLock { $0 } }
 }

@@ -1,49 +1,45 @@
-import Foundation
+import Synchronization
 
 /// What `--stats` reports about one live device: the clock its stamps are on and how long after
 /// its stamp a frame reaches LiveMux (its buffering: a pulse fragment, a grab's lateness).
 ///
-/// Locking: `lock` guards every field; the capture thread updates it, the stats timer reads it.
-final class DeviceStatus: @unchecked Sendable {
-    private let lock = NSLock()
+/// The capture thread updates it, the stats timer reads it.
+final class DeviceStatus: Sendable {
     let name: String
-    private var clock: DeviceClock.Source?
-    /// Arrival − capture time (µs), smoothed over ~32 frames.
-    private var delay: Double?
-    private var failures = 0, reopenings = 0
-    private var away = 0.0, filledSeconds = 0.0, filledFrames = 0
+    private struct State {
+        var clock: DeviceClock.Source?
+        /// Arrival − capture time (µs), smoothed over ~32 frames.
+        var delay: Double?
+        var failures = 0, reopenings = 0
+        var away = 0.0, filledSeconds = 0.0, filledFrames = 0
+    }
+    private let state = Mutex(State())
 
     init(name: String) { self.name = name }
 
     func observed(clock: DeviceClock.Source?, captured: Int64, arrived: Int64) {
         let d = Double(arrived - captured)
-        lock.lock()
-        self.clock = clock
-        delay = delay.map { $0 + (d - $0) / 32 } ?? d
-        lock.unlock()
+        state.withLock { s in
+            s.clock = clock
+            s.delay = s.delay.map { $0 + (d - $0) / 32 } ?? d
+        }
     }
 
     /// It failed mid-recording (a read error, its end, its daemon gone).
-    func failed() { locked { failures += 1 } }
+    func failed() { state.withLock { $0.failures += 1 } }
     /// It was opened again after a failure.
-    func reopened() { locked { reopenings += 1 } }
+    func reopened() { state.withLock { $0.reopenings += 1 } }
     /// Its first frame after a failure came `seconds` after the failure.
-    func back(after seconds: Double) { locked { away += seconds } }
+    func back(after seconds: Double) { state.withLock { $0.away += seconds } }
     /// Its gaps so far: seconds of silence and repeated video frames (totals).
-    func filled(seconds: Double, frames: Int) { locked { (filledSeconds, filledFrames) = (seconds, frames) } }
-
-    private func locked(_ body: () -> Void) {
-        lock.lock()
-        body()
-        lock.unlock()
-    }
+    func filled(seconds: Double, frames: Int) { state.withLock { ($0.filledSeconds, $0.filledFrames) = (seconds, frames) } }
 
     var snapshot: DeviceSnapshot {
-        lock.lock()
-        defer { lock.unlock() }
-        return DeviceSnapshot(name: name, clock: clock?.rawValue ?? "none yet", delayMs: (delay ?? 0) / 1000,
-                              failures: failures, reopenings: reopenings, awaySeconds: away,
-                              audioFilledSeconds: filledSeconds, videoFilledFrames: filledFrames)
+        state.withLock { s in
+            DeviceSnapshot(name: name, clock: s.clock?.rawValue ?? "none yet", delayMs: (s.delay ?? 0) / 1000,
+                           failures: s.failures, reopenings: s.reopenings, awaySeconds: s.away,
+                           audioFilledSeconds: s.filledSeconds, videoFilledFrames: s.filledFrames)
+        }
     }
 }
 

@@ -1,38 +1,29 @@
-import Foundation
+import Synchronization
 
 /// The video bit rate shared by the primary network output, which measures its link and moves
 /// the target (`BitrateController`), and the video encoder, which applies each new target before
-/// its next frame. Locking: `lock` guards `controller` and `applied`.
-final class AdaptiveBitrate: @unchecked Sendable {
-    private let lock = NSLock()
-    private var controller: BitrateController
-    private var applied: Int
+/// its next frame.
+final class AdaptiveBitrate: Sendable {
+    private let state: Mutex<(controller: BitrateController, applied: Int)>
 
     init(maximum: Int, minimum: Int) {
-        controller = BitrateController(maximum: maximum, minimum: minimum)
-        applied = maximum
+        state = Mutex((BitrateController(maximum: maximum, minimum: minimum), maximum))
     }
 
     /// The primary network output's sample (its writer's monitor thread).
     func update(at now: Int64, _ status: LinkMonitor.Status) {
-        lock.lock()
-        _ = controller.update(at: now, status)
-        lock.unlock()
+        state.withLock { _ = $0.controller.update(at: now, status) }
     }
 
     /// A target the encoder has not applied yet, once (the encoder thread).
     func takeChange() -> Int? {
-        lock.lock()
-        defer { lock.unlock() }
-        guard controller.target != applied else { return nil }
-        applied = controller.target
-        return applied
+        state.withLock { s in
+            guard s.controller.target != s.applied else { return nil }
+            s.applied = s.controller.target
+            return s.applied
+        }
     }
 
     /// The bit rate the encoder runs at now.
-    var current: Int {
-        lock.lock()
-        defer { lock.unlock() }
-        return applied
-    }
+    var current: Int { state.withLock { $0.applied } }
 }

@@ -17,3 +17,5 @@ struct PerStream<Value> {
         }
     }
 }
+
+extension PerStream: Sendable where Value: Sendable {}

@@ -1,13 +1,13 @@
-import Foundation
 import FFmpeg
+import Synchronization
 
 /// Hands chunks to the muxer's `onChunk` and, once requested, to its `AsyncStream`; never fails,
-/// so the mux thread never drops it. Locking: `lock` guards `requested`.
-final class CallbackSink: ChunkSink, @unchecked Sendable {
+/// so the mux thread never drops it.
+final class CallbackSink: ChunkSink, Sendable {
     let name = "callback"
     private let body: (@Sendable (Chunk) -> Void)?
-    private let lock = NSLock()
-    private var requested = false
+    /// The stream was asked for: only then are chunks buffered for it.
+    private let requested = Atomic(false)
     private let stream: AsyncStream<Chunk>
     private let continuation: AsyncStream<Chunk>.Continuation
 
@@ -17,9 +17,7 @@ final class CallbackSink: ChunkSink, @unchecked Sendable {
     }
 
     func requestStream() -> AsyncStream<Chunk> {
-        lock.lock()
-        requested = true
-        lock.unlock()
+        requested.store(true, ordering: .releasing)
         return stream
     }
 
@@ -27,10 +25,7 @@ final class CallbackSink: ChunkSink, @unchecked Sendable {
 
     func write(_ chunk: Chunk) throws {
         body?(chunk)
-        lock.lock()
-        let yield = requested
-        lock.unlock()
-        if yield { continuation.yield(chunk) }
+        if requested.load(ordering: .acquiring) { continuation.yield(chunk) }
     }
 
     func close() throws {}

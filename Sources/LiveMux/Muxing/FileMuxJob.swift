@@ -1,5 +1,6 @@
 import Foundation
 import FFmpeg
+import Synchronization
 
 /// Muxes pre-encoded files into ASF or FLV without re-encoding: one reader thread per input file
 /// feeds a `Muxer`. `init` opens everything (and creates the output file last); `start` runs;
@@ -27,9 +28,8 @@ public final class FileMuxJob: LiveJob, @unchecked Sendable {
     /// Packets back from the mux thread, to read into again (one reader only: with two, each
     /// would free the other's buffers, which is what the pool avoids).
     private let pool: PacketPool?
-    private let lock = NSLock()
     /// Packets read per stream, and video packets with no timestamp to place them by.
-    private var offered = PerStream(repeating: 0), unplaced = 0  // guarded by `lock`
+    private let counts = Mutex<(offered: PerStream<Int>, unplaced: Int)>((PerStream(repeating: 0), 0))
     private let allowDrops: Bool
     /// A larger share of a stream dropped fails the job (unless `allowDrops`): the output is
     /// playable, but not what the input held.
@@ -225,20 +225,18 @@ public final class FileMuxJob: LiveJob, @unchecked Sendable {
     }
 
     private func count(offered more: PerStream<Int>, unplaced n: Int) {
-        lock.lock()
-        offered.video += more.video
-        offered.audio += more.audio
-        unplaced += n
-        lock.unlock()
+        counts.withLock { c in
+            c.offered.video += more.video
+            c.offered.audio += more.audio
+            c.unplaced += n
+        }
     }
 
     /// The error for a stream of which more than `tolerableDropShare` was dropped, if any.
     private func dropFailure() -> Error? {
         guard !allowDrops else { return nil }
         let s = muxer.statisticsSnapshot
-        lock.lock()
-        let (given, unstamped) = (offered, unplaced)
-        lock.unlock()
+        let (given, unstamped) = counts.withLock { $0 }
         for kind in StreamKind.allCases {
             let dropped = (kind == .video ? s.video.dropped + unstamped : s.audio.dropped)
             guard given[kind] > 0, Double(dropped) > Self.tolerableDropShare * Double(given[kind]) else { continue }

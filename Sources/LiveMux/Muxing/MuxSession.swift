@@ -1,5 +1,6 @@
 import Foundation
 import FFmpeg
+import Synchronization
 
 /// The half of every pipeline after the encoders, shared by `record`, `mux` and `Muxer`: the mux
 /// queue, the mux thread, the output graph — one container writer per container and kind of
@@ -36,9 +37,9 @@ final class MuxSession: @unchecked Sendable {
     /// False for a second session (URL outputs with an encode of their own; see `MuxThread`).
     private let primary: Bool
     private let server: HTTPServer?
-    /// The producers `spawn` started (guarded by `lock`) and the mux thread, joined by
-    /// `waitForProducers` and `finish`.
-    private var producers: [WorkerThread] = []
+    /// The producers `spawn` started, to join, and the first error one threw.
+    private let producers = Mutex<(threads: [WorkerThread], failure: Error?)>(([], nil))
+    /// The mux thread, joined by `finish`.
     private var muxWorker: WorkerThread?
     // Set in init and start (before any thread runs), then read only.
     private var routes: [Route]
@@ -49,8 +50,6 @@ final class MuxSession: @unchecked Sendable {
     /// of their fates; viewers are not outputs that fail.
     private let outputNames: [String]
     private var muxThread: MuxThread?
-    private let lock = NSLock()
-    private var producerFailure: Error?  // guarded by `lock`
 
     /// The outputs must have been validated (`Outputs.validate`).
     ///
@@ -160,20 +159,18 @@ final class MuxSession: @unchecked Sendable {
             do {
                 try body()
             } catch {
-                lock.lock()
-                if producerFailure == nil { producerFailure = error }
-                lock.unlock()
+                producers.withLock { if $0.failure == nil { $0.failure = error } }
                 onFailure()
             }
         }
-        lock.withLock { producers.append(thread) }
+        producers.withLock { $0.threads.append(thread) }
     }
 
     /// Waits for every producer `spawn` started.
     func waitForProducers() {
-        let started = lock.withLock { () -> [WorkerThread] in
-            defer { producers = [] }
-            return producers
+        let started = producers.withLock { p in
+            defer { p.threads = [] }
+            return p.threads
         }
         started.forEach { $0.join() }
     }
@@ -193,10 +190,7 @@ final class MuxSession: @unchecked Sendable {
             if session.isStarted { session.server?.stop() }
         }
         for session in sessions {
-            session.lock.lock()
-            let failure = session.producerFailure
-            session.lock.unlock()
-            if let failure { throw failure }
+            if let failure = session.producers.withLock({ $0.failure }) { throw failure }
         }
         let threads = sessions.compactMap(\.muxThread)
         if let muxerFailure = threads.first(where: { $0.failure != nil && !$0.lostEveryOutput })?.failure { throw muxerFailure }

@@ -1,5 +1,5 @@
-import Foundation
 import FFmpeg
+import Synchronization
 
 /// Packets the mux thread has written, handed back to the thread that reads the next ones.
 ///
@@ -8,11 +8,9 @@ import FFmpeg
 /// arena's lock (and a futex wake per packet). A recycled packet's payload is released by the
 /// reader's next `read(into:)`, on the thread that allocated it, and the packet itself is reused.
 ///
-/// Locking: `lock` guards `spare`. Both sides move whole batches, so the lock is taken once per
-/// batch, not per packet.
-final class PacketPool: @unchecked Sendable {
-    private let lock = NSLock()
-    private var spare: [Packet] = []
+/// Both sides move whole batches, so the lock is taken once per batch, not per packet.
+final class PacketPool: Sendable {
+    private let spare = Mutex<[Packet]>([])
     private let limit: Int
 
     init(limit: Int) { self.limit = limit }
@@ -20,17 +18,17 @@ final class PacketPool: @unchecked Sendable {
     /// Hands written packets back (from the mux thread), leaving `packets` empty; past the limit
     /// they are simply freed.
     func give(_ packets: inout [EncodedPacket]) {
-        lock.lock()
-        while spare.count < limit, let p = packets.popLast() { spare.append(p.packet) }
-        lock.unlock()
+        spare.withLock { spare in
+            while spare.count < limit, let p = packets.popLast() { spare.append(p.packet) }
+        }
         packets.removeAll(keepingCapacity: true)
     }
 
     /// Moves every spare packet into `packets` (on the reading thread).
     func takeAll(into packets: inout [Packet]) {
-        lock.lock()
-        packets.append(contentsOf: spare)
-        spare.removeAll(keepingCapacity: true)
-        lock.unlock()
+        spare.withLock { spare in
+            packets.append(contentsOf: spare)
+            spare.removeAll(keepingCapacity: true)
+        }
     }
 }
