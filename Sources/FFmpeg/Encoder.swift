@@ -56,13 +56,10 @@ public final class Encoder: CodecContext, @unchecked Sendable {
             lm_default_channel_layout(&c.pointee.ch_layout, Int32(s.channels))
         }
         if s.globalHeader { c.pointee.flags |= AV_CODEC_FLAG_GLOBAL_HEADER }
-        var dict: OpaquePointer? = nil
-        defer { av_dict_free(&dict) }
-        for (k, v) in s.options { av_dict_set(&dict, k, v, 0) }
-        try check(avcodec_open2(c, codec, &dict), "avcodec_open2(\(s.codecName))")
-        if let leftover = av_dict_get(dict, "", nil, AV_DICT_IGNORE_SUFFIX) {
-            throw FFmpegError(code: FFmpegError.posix(EINVAL),
-                              function: "avcodec_open2(\(s.codecName)): unknown option '\(String(cString: leftover.pointee.key))'")
+        var dict = try OptionDictionary(s.options)
+        try check(avcodec_open2(c, codec, &dict.raw), "avcodec_open2(\(s.codecName))")
+        if let leftover = dict.leftover {
+            throw FFmpegError(code: FFmpegError.posix(EINVAL), function: "avcodec_open2(\(s.codecName)): unknown option '\(leftover)'")
         }
     }
 

@@ -61,15 +61,12 @@ public final class InputDevice: @unchecked Sendable {
         }
         ctx.pointee.interrupt_callback.opaque = Unmanaged.passUnretained(interruption).toOpaque()
 
-        var dict: OpaquePointer? = nil
-        defer { av_dict_free(&dict) }
-        for (k, v) in options { av_dict_set(&dict, k, v, 0) }
+        var dict = try OptionDictionary(options)
         var opened: UnsafeMutablePointer<AVFormatContext>? = ctx
         // avformat_open_input frees the context on failure.
-        try check(avformat_open_input(&opened, url, inputFormat, &dict), "avformat_open_input(\(url))")
+        try check(avformat_open_input(&opened, url, inputFormat, &dict.raw), "avformat_open_input(\(url))")
         context = opened
-        if let leftover = av_dict_get(dict, "", nil, AV_DICT_IGNORE_SUFFIX) {
-            let key = String(cString: leftover.pointee.key)
+        if let key = dict.leftover {
             avformat_close_input(&context)
             throw UnknownOption(key: key)
         }

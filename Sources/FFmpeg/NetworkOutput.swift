@@ -36,13 +36,13 @@ public final class NetworkOutput: @unchecked Sendable {
             return Unmanaged<Interruption>.fromOpaque(opaque).takeUnretainedValue().requested.load(ordering: .relaxed) ? 1 : 0
         }
         callback.opaque = Unmanaged.passUnretained(interruption).toOpaque()
-        var dict: OpaquePointer? = nil
-        defer { av_dict_free(&dict) }
-        for (k, v) in options { av_dict_set(&dict, k, v, 0) }
+        // Not every protocol takes every option given (rw_timeout, send_buffer_size…): what is
+        // left over is not an error here.
+        var dict = try OptionDictionary(options)
         var pb: UnsafeMutablePointer<AVIOContext>? = nil
         let port = Self.tcpPort(of: url)
         let before = port == nil ? [:] : TCPSocket.openSockets()
-        try check(avio_open2(&pb, url, AVIO_FLAG_WRITE, &callback, &dict), "avio_open2(\(displayName))")
+        try check(avio_open2(&pb, url, AVIO_FLAG_WRITE, &callback, &dict.raw), "avio_open2(\(displayName))")
         context = pb
         socket = port.flatMap { TCPSocket.connected(since: before, peerPort: $0) }
     }

@@ -87,10 +87,11 @@ public final class OutputContainer: @unchecked Sendable {
 
     public func writeHeader() throws -> MuxedBytes {
         try collect { ctx in
-            var dict: OpaquePointer? = nil
-            defer { av_dict_free(&dict) }
-            for (k, v) in options { av_dict_set(&dict, k, v, 0) }
-            try check(avformat_write_header(ctx, &dict), "avformat_write_header")
+            var dict = try OptionDictionary(options)
+            try check(avformat_write_header(ctx, &dict.raw), "avformat_write_header")
+            if let leftover = dict.leftover {
+                throw FFmpegError(code: FFmpegError.posix(EINVAL), function: "avformat_write_header: unknown option '\(leftover)'")
+            }
         }
     }
 
