@@ -31,8 +31,11 @@ final class FailedBuildTests: XCTestCase {
         let lateFile = configuration([push, .standardOutput, .file("\(dir)/missing/x.flv")], listen: ListenAddress(port: 0))
         var lateFileOneSession = lateFile  // every output in one session, the push's sink made first
         lateFileOneSession.video.sharedEncode = true
+        var badEncoder = configuration([.file("\(dir)/e.flv")])
+        badEncoder.video.preset = "no-such-preset"  // libx264 refuses it in avcodec_open2
         let steps: [(name: String, config: RecordConfiguration)] = [
             ("a source", missingAudio),
+            ("the video encoder", badEncoder),
             ("the server", configuration([push], listen: busy.address)),
             ("a file", lateFile),
             ("a file after the push's sink", lateFileOneSession),
