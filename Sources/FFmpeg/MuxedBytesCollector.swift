@@ -11,7 +11,7 @@ final class MuxedBytesCollector {
     @exclusivity(unchecked) private var capacity = 0
     @exclusivity(unchecked) private var count = 0
     /// Set when a buffer could not be had or grown; the write callback then reports ENOMEM.
-    @exclusivity(unchecked) private(set) var outOfMemory = false
+    private(set) var outOfMemory = false  // read by OutputContainer: checked
 
     deinit { if let base { free(base) } }
 

@@ -18,7 +18,7 @@ public final class OutputContainer: @unchecked Sendable {
     private let seekable: Bool
     private let options: [(String, String)]
     /// Bytes produced so far: the offset the next bytes land at in a file.
-    @exclusivity(unchecked) public private(set) var bytesWritten: Int64 = 0
+    @exclusivity(unchecked) private var bytesWritten: Int64 = 0
 
     /// - Parameters:
     ///   - formatName: a libavformat muxer name (`asf`, `flv`).
