@@ -1,5 +1,5 @@
 import FFmpeg
-import Synchronization
+import POSIX
 
 /// The pipeline's counters, updated by the capture and mux threads.
 ///
@@ -7,8 +7,8 @@ import Synchronization
 /// `outputs` (what the mux thread updates for every batch), so producers and the mux thread do not
 /// wait on each other several times per packet.
 final class Statistics: Sendable {
-    private let inputs = Mutex((video: StreamStatistics(), audio: StreamStatistics()))
-    private let outputs = Mutex(StatisticsSnapshot())
+    private let inputs = Locked((video: StreamStatistics(), audio: StreamStatistics()))
+    private let outputs = Locked(StatisticsSnapshot())
     private let started = Timestamp.monotonicMicroseconds()
 
     private func updateStream(_ s: StreamKind, _ body: (inout StreamStatistics) -> Void) {

@@ -1,10 +1,10 @@
-import Foundation
 import FFmpeg
+import POSIX
 
 /// A flag every thread checks, with a wait that the flag wakes: pacing sleeps on it, so a stop
 /// never waits for a sleep to end.
 final class StopSignal: Sendable {
-    private let requested = ConditionLock(false)
+    private let requested = Locked(false)
 
     var isRequested: Bool { requested.withLock { $0 } }
 
@@ -16,8 +16,6 @@ final class StopSignal: Sendable {
     /// Sleeps until the monotonic clock reaches `deadline` (µs) or a stop is requested; returns
     /// false when stopped.
     func sleep(untilMonotonic deadline: Int64) -> Bool {
-        let remaining = Double(deadline - Timestamp.monotonicMicroseconds()) / 1e6
-        return requested.withLock(waitingUntil: { $0 || Timestamp.monotonicMicroseconds() >= deadline },
-                                  deadline: Date(timeIntervalSinceNow: remaining)) { stopped, _ in !stopped }
+        requested.withLock(waitingUntil: { $0 }, deadline: deadline) { stopped, _ in !stopped }
     }
 }

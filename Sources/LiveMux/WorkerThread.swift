@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import POSIX
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,7 +16,7 @@ final class WorkerThread: Sendable {
     private let handle: pthread_t
     /// Joined or detached: a pthread may be either only once. Held while joining, so a second
     /// `join` waits for the first.
-    private let released = Mutex(false)
+    private let released = Locked(false)
 
     private init(_ handle: pthread_t) { self.handle = handle }
 

@@ -1,12 +1,12 @@
 import FFmpeg
-import Synchronization
+import POSIX
 
 /// One attempt to open a device again, on a thread of its own: libavdevice's pulse waits for its
 /// daemon without consulting the interrupt callback, and a daemon that is half started can keep
 /// it waiting for ever, so the capture thread only looks at the result while it goes on filling.
 /// An attempt nobody waits for any more ends with its thread; what it opened is then closed.
 final class DeviceOpener: Sendable {
-    private let outcome = Mutex<Result<InputDevice, Error>?>(nil)
+    private let outcome = Locked<Result<InputDevice, Error>?>(nil)
 
     private init() {}
 

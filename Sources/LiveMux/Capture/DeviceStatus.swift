@@ -1,4 +1,4 @@
-import Synchronization
+import POSIX
 
 /// What `--stats` reports about one live device: the clock its stamps are on and how long after
 /// its stamp a frame reaches LiveMux (its buffering: a pulse fragment, a grab's lateness).
@@ -13,7 +13,7 @@ final class DeviceStatus: Sendable {
         var failures = 0, reopenings = 0
         var away = 0.0, filledSeconds = 0.0, filledFrames = 0
     }
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     init(name: String) { self.name = name }
 

@@ -1,13 +1,13 @@
-import Synchronization
+import POSIX
 
 /// The video bit rate shared by the primary network output, which measures its link and moves
 /// the target (`BitrateController`), and the video encoder, which applies each new target before
 /// its next frame.
 final class AdaptiveBitrate: Sendable {
-    private let state: Mutex<(controller: BitrateController, applied: Int)>
+    private let state: Locked<(controller: BitrateController, applied: Int)>
 
     init(maximum: Int, minimum: Int) {
-        state = Mutex((BitrateController(maximum: maximum, minimum: minimum), maximum))
+        state = Locked((BitrateController(maximum: maximum, minimum: minimum), maximum))
     }
 
     /// The primary network output's sample (its writer's monitor thread).

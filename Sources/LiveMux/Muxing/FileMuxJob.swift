@@ -1,6 +1,6 @@
 import Foundation
 import FFmpeg
-import Synchronization
+import POSIX
 
 /// Muxes pre-encoded files into ASF or FLV without re-encoding: one reader thread per input file
 /// feeds a `Muxer`. `init` opens everything (and creates the output file last); `start` runs;
@@ -29,7 +29,7 @@ public final class FileMuxJob: LiveJob, @unchecked Sendable {
     /// would free the other's buffers, which is what the pool avoids).
     private let pool: PacketPool?
     /// Packets read per stream, and video packets with no timestamp to place them by.
-    private let counts = Mutex<(offered: PerStream<Int>, unplaced: Int)>((PerStream(repeating: 0), 0))
+    private let counts = Locked<(offered: PerStream<Int>, unplaced: Int)>((PerStream(repeating: 0), 0))
     private let allowDrops: Bool
     /// A larger share of a stream dropped fails the job (unless `allowDrops`): the output is
     /// playable, but not what the input held.

@@ -1,6 +1,6 @@
 import Foundation
 import FFmpeg
-import Synchronization
+import POSIX
 
 /// The half of every pipeline after the encoders, shared by `record`, `mux` and `Muxer`: the mux
 /// queue, the mux thread, the output graph — one container writer per container and kind of
@@ -38,7 +38,7 @@ final class MuxSession: @unchecked Sendable {
     private let primary: Bool
     private let server: HTTPServer?
     /// The producers `spawn` started, to join, and the first error one threw.
-    private let producers = Mutex<(threads: [WorkerThread], failure: Error?)>(([], nil))
+    private let producers = Locked<(threads: [WorkerThread], failure: Error?)>(([], nil))
     /// The mux thread, joined by `finish`.
     private var muxWorker: WorkerThread?
     // Set in init and start (before any thread runs), then read only.

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import POSIX
 import FFmpeg
 
 /// The mux thread's work: take packets from the queue in DTS order, write each through every
@@ -23,7 +23,7 @@ final class MuxThread: @unchecked Sendable {
     private let report: @Sendable (String) -> Void
     /// The first failure: a muxer error, or every sink gone (`lostEveryOutput`). Producers read it
     /// once the queue refused them, while the mux thread may still be writing: so behind a Mutex.
-    private let firstFailure = Mutex<Error?>(nil)
+    private let firstFailure = Locked<Error?>(nil)
     var failure: Error? { firstFailure.withLock { $0 } }
     /// The mux thread's own note that `firstFailure` is set, read per packet without a lock.
     @exclusivity(unchecked) private var failed = false

@@ -1,8 +1,8 @@
-import Synchronization
+import POSIX
 
 /// How many packets of each kind a `Muxer` dropped; the first of a kind is told, the rest counted.
 final class MuxerWarningCounter: Sendable {
-    private let counts = Mutex<[MuxerWarning: Int]>([:])
+    private let counts = Locked<[MuxerWarning: Int]>([:])
 
     /// Counts one; true the first time of its kind.
     func count(_ warning: MuxerWarning) -> Bool {

@@ -1,5 +1,5 @@
 import FFmpeg
-import Synchronization
+import POSIX
 
 /// Packets the mux thread has written, handed back to the thread that reads the next ones.
 ///
@@ -10,7 +10,7 @@ import Synchronization
 ///
 /// Both sides move whole batches, so the lock is taken once per batch, not per packet.
 final class PacketPool: Sendable {
-    private let spare = Mutex<[Packet]>([])
+    private let spare = Locked<[Packet]>([])
     private let limit: Int
 
     init(limit: Int) { self.limit = limit }
