@@ -1,6 +1,6 @@
 /// The video bit rate that fits the primary network output's link: steps down at once when the
 /// output falls behind, to what the measured link carries minus everything that is not video,
-/// and climbs back slowly once it has kept up for a while. Pure logic, fed by `NetworkSink`'s
+/// and climbs back slowly once it has kept up for a while. Pure logic, fed by `LinkWatcher`'s
 /// samples (`LinkMonitor.Status`), so it is unit-tested. docs/latency.md has the step responses.
 struct BitrateController {
     let maximum: Int

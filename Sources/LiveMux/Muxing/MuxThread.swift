@@ -22,7 +22,7 @@ final class MuxThread: @unchecked Sendable {
     private let statistics: Statistics
     private let report: @Sendable (String) -> Void
     /// The first failure: a muxer error, or every sink gone (`lostEveryOutput`). Producers read it
-    /// once the queue refused them, while the mux thread may still be writing: so behind a Mutex.
+    /// once the queue refused them, while the mux thread may still be writing: so behind a lock.
     private let firstFailure = Locked<Error?>(nil)
     var failure: Error? { firstFailure.withLock { $0 } }
     /// The mux thread's own note that `firstFailure` is set, read per packet without a lock.

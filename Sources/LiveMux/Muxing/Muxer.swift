@@ -1,6 +1,5 @@
 import Foundation
 import FFmpeg
-import Synchronization
 
 /// Muxes packets that are already encoded (H.264/HEVC and AAC, from any encoder, a network or a
 /// file) into ASF or FLV, on the same mux thread and container writer as `livemux record`.
@@ -18,38 +17,18 @@ import Synchronization
 /// header, so there `addVideo` throws `LiveMuxError.unsupported` and drops the packet; start a
 /// new `Muxer` for the new parameters.
 public final class Muxer: @unchecked Sendable {
-    // Locking: `videoLock` guards `video` and `lastVideo`; `audioLock` guards `audio`,
-    // `lastAudio` and `audioFrames`; `stateLock` guards `started`, `pending`, `outbox` and the
-    // parameters; `finished` is written under `stateLock` and read without it. The normalizers
-    // are touched only under their stream's lock; the session owns the writers. The fields marked
-    // `@exclusivity(unchecked)` follow the rule in docs/architecture.md ("Exclusivity").
-    /// Every container the session writes: ASF cannot change its header, FLV stores AVCC as it is.
-    private let formats: Set<ContainerFormat>
+    // Each stream's intake has its own lock; the gate holds packets until the session starts,
+    // and the session owns the writers.
     let session: MuxSession
-    private let video: VideoNormalizer?
-    private let audio: AudioNormalizer?
-    private let videoLock = NSLock(), audioLock = NSLock(), stateLock = NSLock()
-    @exclusivity(unchecked) private var lastVideo = LastTimestamp(), lastAudio = LastTimestamp()
+    private let video: VideoIntake?
+    private let audio: AudioIntake?
+    private let gate: MuxerStartGate
     private var queue: MuxQueue { session.queue }
     private let statistics = Statistics()
-    private let report: @Sendable (String) -> Void
-    @exclusivity(unchecked) private var started = false
-    private let finished = Atomic<Bool>(false)
-    /// The frames of the packet being added (reused: no array per packet).
-    @exclusivity(unchecked) private var audioFrames: [Packet] = []
-    @exclusivity(unchecked) private var pending: [EncodedPacket] = []
-    /// Packets per queue push (one lock round): `fileReadingBatch` for one file reader, else 1.
-    private let pushBatch: Int
-    @exclusivity(unchecked) private var outbox: [EncodedPacket] = []
-    /// Packets that may wait for the other stream's parameters before that is an error.
-    static let pendingLimit = 4096
-    /// Packets per queue push with one producer reading files (`pushBatch`).
-    static let fileReadingBatch = 64
+    private let warningCounter: MuxerWarningCounter
+    private let delivery: CallbackSink
     /// Packets each stream may queue by default before `add…` waits for the mux thread.
     public static let defaultQueueCapacity = 256
-    private var videoParameters: CodecParameters?, audioParameters: CodecParameters?
-    private let warningCounter = MuxerWarningCounter()
-    private let delivery: CallbackSink
 
     /// Every chunk, in order, ending after the trailer, for a muxer made with `onChunk` or without
     /// sinks (with sinks only, it just ends at `finish()`). Chunks are buffered only once this has
@@ -94,7 +73,6 @@ public final class Muxer: @unchecked Sendable {
          queueCapacity: Int, singleProducer: Bool, wakeBatch: Int, streamingASFPacketSize: Int? = nil,
          recycle: PacketPool? = nil,
          onChunk: (@Sendable (Chunk) -> Void)?, onWarning: @escaping @Sendable (String) -> Void) throws {
-        pushBatch = singleProducer && wakeBatch > 1 ? Self.fileReadingBatch : 1
         guard video != nil || audio != nil else { throw LiveMuxError.invalid("a muxer needs a video or an audio stream") }
         var formats = Set(outputs.destinations.map(\.format))
         if let route { formats.insert(route.format) }
@@ -104,13 +82,11 @@ public final class Muxer: @unchecked Sendable {
         if let a = audio, a.sampleRate <= 0 || a.channels <= 0 {
             throw LiveMuxError.invalid("audio needs a sample rate and a channel count above 0")
         }
-        self.formats = formats
-        self.report = onWarning
-        self.video = try video.map {
+        let videoNormalizer = try video.map {
             try VideoNormalizer(codec: $0.codec, width: $0.width, height: $0.height, extradata: $0.extradata,
                                 prefersLengthPrefixed: formats == [.flv])
         }
-        self.audio = try audio.map { try AudioNormalizer(sampleRate: $0.sampleRate, channels: $0.channels, extradata: $0.extradata) }
+        let audioNormalizer = try audio.map { try AudioNormalizer(sampleRate: $0.sampleRate, channels: $0.channels, extradata: $0.extradata) }
         let kinds = [video.map { _ in StreamKind.video }, audio.map { _ in StreamKind.audio }].compactMap { $0 }
         let queue = MuxQueue(streams: kinds, capacity: queueCapacity, singleProducer: singleProducer, wakeBatch: wakeBatch)
         delivery = CallbackSink(onChunk)
@@ -124,8 +100,17 @@ public final class Muxer: @unchecked Sendable {
         session = try MuxSession(queue: queue, outputs: outputs, streams: nil, extraRoute: callbackRoute,
                                  streamingASFPacketSize: streamingASFPacketSize, statistics: statistics, recycle: recycle,
                                  report: onWarning)
-        if let v = self.video, v.isReady { videoParameters = try v.codecParameters() }
-        if let a = self.audio, a.isReady { audioParameters = try a.codecParameters() }
+        let gate = MuxerStartGate(session: session, streams: kinds,
+                                  pushBatch: singleProducer && wakeBatch > 1 ? MuxerStartGate.fileReadingBatch : 1)
+        // The intakes' closures below may capture locals only: self is not initialized yet.
+        let statistics = self.statistics
+        let warnings = MuxerWarningCounter(statistics: statistics, report: onWarning)
+        self.gate = gate
+        warningCounter = warnings
+        self.video = try videoNormalizer.map {
+            try VideoIntake($0, formats: formats, gate: gate, warnings: warnings, statistics: statistics)
+        }
+        self.audio = try audioNormalizer.map { try AudioIntake($0, gate: gate, warnings: warnings, statistics: statistics) }
     }
 
     // MARK: Video
@@ -146,57 +131,16 @@ public final class Muxer: @unchecked Sendable {
                          isKeyframe: Bool, isExtraData: Bool = false) throws {
         guard let video else { throw LiveMuxError.invalid("this muxer has no video stream") }
         guard timescale > 0 else { throw LiveMuxError.invalid("timescale must be above 0") }
-        videoLock.lock()
-        defer { videoLock.unlock() }
-        try checkOpen()
-        if isExtraData {
-            let wasReady = video.isReady, before = video.extradata
-            try video.setParameterSets(bytes)
-            if wasReady, before != video.extradata { try checkParameterChange() }
-            if !wasReady, video.isReady { try streamBecameReady(.video) }
-            return
-        }
-        try addVideoLocked(try Packet(copying: bytes), pts: pts, dts: dts, timescale: timescale, isKeyframe: isKeyframe)
+        if isExtraData { return try video.addParameterSets(bytes) }
+        try video.add(try Packet(copying: bytes), pts: pts, dts: dts, timescale: timescale, isKeyframe: isKeyframe)
     }
 
     /// `addVideo` for a packet the caller hands over (a demuxer's, as `livemux mux` reads them):
     /// no copy of the payload on the way in.
     func addVideo(_ packet: Packet, pts: Int64, dts: Int64? = nil, timescale: Int32, isKeyframe: Bool) throws {
-        guard video != nil else { throw LiveMuxError.invalid("this muxer has no video stream") }
+        guard let video else { throw LiveMuxError.invalid("this muxer has no video stream") }
         guard timescale > 0 else { throw LiveMuxError.invalid("timescale must be above 0") }
-        videoLock.lock()
-        defer { videoLock.unlock() }
-        try checkOpen()
-        try addVideoLocked(packet, pts: pts, dts: dts, timescale: timescale, isKeyframe: isKeyframe)
-    }
-
-    /// Normalizes and queues one access unit; under `videoLock`.
-    private func addVideoLocked(_ packet: Packet, pts: Int64, dts: Int64?, timescale: Int32, isKeyframe: Bool) throws {
-        guard let video else { return }
-        let wasReady = video.isReady
-        let out: VideoNormalizer.Output
-        do {
-            out = try video.process(packet, isKeyframe: isKeyframe)
-        } catch let problem as VideoNormalizer.Problem {
-            switch problem {
-            case .beforeParameterSets: warn(.videoBeforeParameterSets)
-            case .beforeKeyframe: warn(.videoBeforeKeyframe)
-            case .unreadable: warn(.unreadableVideo)
-            }
-            return
-        }
-        if out.changedExtradata != nil && wasReady { try checkParameterChange() }
-        let base = Rational(1, timescale)
-        let d = dts ?? pts
-        guard lastVideo.advance(to: d, in: base) else {
-            warn(.timestampNotIncreasing)
-            return
-        }
-        out.packet.pts = max(pts, d)
-        out.packet.dts = d
-        statistics.countPassedThrough(.video, bytes: out.packet.size)
-        if !wasReady, video.isReady { try streamBecameReady(.video) }
-        try enqueue(EncodedPacket(stream: .video, packet: out.packet, timeBase: base))
+        try video.add(packet, pts: pts, dts: dts, timescale: timescale, isKeyframe: isKeyframe)
     }
 
     // MARK: Audio
@@ -217,50 +161,12 @@ public final class Muxer: @unchecked Sendable {
     func addAudio(_ packet: Packet, pts: Int64, timescale: Int32) throws {
         guard let audio else { throw LiveMuxError.invalid("this muxer has no audio stream") }
         guard timescale > 0 else { throw LiveMuxError.invalid("timescale must be above 0") }
-        audioLock.lock()
-        defer { audioLock.unlock() }
-        try checkOpen()
-        let wasReady = audio.isReady
-        let rateBefore = audio.sampleRate
-        defer { audioFrames.removeAll(keepingCapacity: true) }
-        do {
-            try audio.process(packet, into: &audioFrames)
-        } catch AudioNormalizer.Problem.parametersChanged {
-            warn(.audioParametersChanged)
-            return
-        } catch is AudioNormalizer.Problem {
-            warn(.unreadableAudio)
-            return
-        }
-        if wasReady && audio.sampleRate != rateBefore {
-            warn(.audioParametersChanged)
-            return
-        }
-        if !wasReady, audio.isReady { try streamBecameReady(.audio) }
-        let base = Rational(1, Int32(audio.sampleRate))
-        let first = Timestamp.rescale(pts, from: Rational(1, timescale), to: base)
-        for (i, frame) in audioFrames.enumerated() {
-            let t = first + Int64(i) * 1024
-            guard lastAudio.advance(to: t, in: base) else {
-                warn(.timestampNotIncreasing)
-                continue
-            }
-            frame.pts = t
-            frame.dts = t
-            frame.duration = Int64(CodecParameters.aacFrameSamples)
-            statistics.countPassedThrough(.audio, bytes: frame.size)
-            try enqueue(EncodedPacket(stream: .audio, packet: frame, timeBase: base))
-        }
+        try audio.add(packet, pts: pts, timescale: timescale)
     }
 
     /// Whether audio of this rate and channel count fits the stream; counts one that does not.
     func acceptsAudio(sampleRate: Int, channels: Int) -> Bool {
-        guard let audio else { return true }
-        audioLock.lock()
-        let same = audio.sampleRate == sampleRate && audio.channels == channels
-        audioLock.unlock()
-        if !same { warn(.audioParametersChanged) }
-        return same
+        audio?.accepts(sampleRate: sampleRate, channels: channels) ?? true
     }
 
     // MARK: Finishing
@@ -269,29 +175,8 @@ public final class Muxer: @unchecked Sendable {
     /// parameters never arrived are left out. Throws the mux thread's first failure, or when no
     /// stream ever had parameters (nothing was written).
     public func finish() throws {
-        stateLock.lock()
-        if finished.load(ordering: .relaxed) {
-            stateLock.unlock()
-            return
-        }
-        finished.store(true, ordering: .relaxed)
-        var failure: Error? = nil
-        if !started {
-            if videoParameters == nil && audioParameters == nil {
-                failure = LiveMuxError.input("no stream ever had its parameters (no SPS/PPS, no AAC config): nothing was written")
-            } else {
-                do { try startLocked() } catch { failure = error }
-            }
-        }
-        let running = started
-        let batch = outbox
-        outbox.removeAll()
-        stateLock.unlock()
-        if running {
-            if !batch.isEmpty { _ = queue.push(contentsOf: batch) }
-            if video != nil { queue.end(.video) }
-            if audio != nil { queue.end(.audio) }
-        }
+        let (first, failure) = gate.close()
+        guard first else { return }
         var sessionFailure: Error? = nil
         do { try session.finish() } catch { sessionFailure = error }
         delivery.finishStream()
@@ -315,87 +200,4 @@ public final class Muxer: @unchecked Sendable {
 
     /// Counters: packets in, dropped, bytes out, media time.
     public var statisticsSnapshot: StatisticsSnapshot { statistics.snapshot }
-
-    // MARK: Internals
-
-    private func warn(_ w: MuxerWarning) {
-        let first = warningCounter.count(w)
-        statistics.countDropped(w == .unreadableAudio || w == .audioParametersChanged ? .audio : .video)
-        if first { report(w.description + " (counted)") }
-    }
-
-    /// New parameter sets mid-stream: FLV writes a new sequence header, ASF cannot.
-    private func checkParameterChange() throws {
-        guard formats.contains(.asf) else { return }
-        throw LiveMuxError.unsupported("the video parameter sets changed mid-stream (new SPS/PPS, e.g. a new frame size); ASF cannot change its header: start a new muxer for the new parameters, or use FLV")
-    }
-
-    private func checkOpen() throws {
-        // A mux thread failure shows when the queue refuses a packet (`enqueue`): reading it here
-        // would race with the mux thread.
-        if finished.load(ordering: .relaxed) { throw LiveMuxError.invalid("the muxer has finished: packets can no longer be added") }
-    }
-
-    /// Called under the stream's own lock when its parameters became known.
-    private func streamBecameReady(_ kind: StreamKind) throws {
-        let p = kind == .video ? try video!.codecParameters() : try audio!.codecParameters()
-        stateLock.lock()
-        defer { stateLock.unlock() }
-        if kind == .video { videoParameters = p } else { audioParameters = p }
-    }
-
-    private func enqueue(_ packet: consuming EncodedPacket) throws {
-        stateLock.lock()
-        if !started {
-            pending.append(packet)
-            let ready = (video == nil || videoParameters != nil) && (audio == nil || audioParameters != nil)
-            var failure: Error? = nil
-            if ready {
-                do { try startLocked() } catch { failure = error }
-            } else if pending.count > Self.pendingLimit {
-                let missing = videoParameters == nil ? "video parameter sets (SPS/PPS) or frame size" : "the AAC configuration"
-                failure = LiveMuxError.input("\(pending.count) packets arrived but no \(missing): give them as extradata, or send them before the first keyframe")
-                pending.removeAll()
-            }
-            stateLock.unlock()
-            if let failure { throw failure }
-            return
-        }
-        guard pushBatch > 1 else {
-            stateLock.unlock()
-            try check(queue.push(packet))
-            return
-        }
-        outbox.append(packet)
-        var batch: [EncodedPacket] = []
-        if outbox.count >= pushBatch {
-            swap(&batch, &outbox)
-            outbox.reserveCapacity(pushBatch)
-        }
-        stateLock.unlock()
-        if !batch.isEmpty { try check(queue.push(contentsOf: batch)) }
-    }
-
-    /// Throws why the queue refused a packet.
-    private func check(_ accepted: Bool) throws {
-        if !accepted {
-            // The queue refuses only after cancel(); MuxThread sets `failure` before cancelling,
-            // and the queue's lock orders that write before this read.
-            throw session.muxFailure ?? LiveMuxError.output("the muxer was stopped (cancel() or a failed sink)")
-        }
-    }
-
-    /// Starts the session's writers and mux thread and queues what waited. Under `stateLock`.
-    private func startLocked() throws {
-        var streams: [ContainerWriter.StreamDescription] = []
-        if let p = videoParameters { streams.append(.init(kind: .video, parameters: p, timeBase: .milliseconds)) }
-        if let p = audioParameters { streams.append(.init(kind: .audio, parameters: p, timeBase: Rational(1, Int32(p.sampleRate)))) }
-        try session.start(streams: streams)
-        started = true
-        if video != nil && videoParameters == nil { queue.end(.video) }
-        if audio != nil && audioParameters == nil { queue.end(.audio) }
-        let waiting = pending
-        pending.removeAll()
-        for p in waiting where !queue.push(p) { break }
-    }
 }

@@ -7,9 +7,9 @@ import POSIX
 ///
 /// The mux thread calls `write` (which only queues) and `close`; the writer thread connects, sends
 /// the header and the chunks, and on a failure reconnects with backoff, sending fresh headers and
-/// restarting at a video keyframe. Its threads start in `start`, never in `init`, so a sink built
-/// for a session that then fails to build holds nothing. Locking: `condition` guards every `var`
-/// below it.
+/// restarting at a video keyframe; its `LinkWatcher` samples the link. Its threads start in `start`,
+/// never in `init`, so a sink built for a session that then fails to build holds nothing.
+/// Locking: `condition` guards every `var` below it, and the watcher's.
 final class NetworkSink: ChunkSink, @unchecked Sendable {
     let name: String
     private let url: String
@@ -25,20 +25,9 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
     private var queue: OutputQueue
     private var header: Chunk?
     private var closing = false
+    private let watcher: LinkWatcher
     /// The writer and the link watcher, from `start`; `close` joins them.
     private var threads: [WorkerThread] = []
-    /// The connection's TCP socket while connected (nil: none, or not seen), and what it says.
-    private var socket: TCPSocket?
-    private var monitor = LinkMonitor()
-    private var status = LinkMonitor.Status()
-    /// Over `--max-latency` since the last time the backlog fell below half of it.
-    private var overLatency = false
-    private var latencySkips = 0
-    /// The writer thread has returned: the watcher stops too.
-    private var writerDone = false
-    /// A connection is up and has taken the header. Only then do its samples steer the bit rate:
-    /// the backlog of an output that is not connected says nothing about any link.
-    private var connected = false
     /// Set when the output has been given up; `write` then throws it so the mux thread drops the sink.
     private var failure: Error?
 
@@ -66,12 +55,6 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
         var adaptive: AdaptiveBitrate?
     }
 
-    /// How often the link is sampled (µs): often enough to tell a busy link from an idle one
-    /// between two frames.
-    static let sampleInterval: Int64 = 20_000
-    /// How often the primary output's samples reach the bit-rate controller (µs).
-    static let controlInterval: Int64 = 250_000
-
     /// Schemes whose connection can be made again after it failed (udp has no connection).
     static let reconnectingSchemes: Set<String> = ["rtmp", "rtmps", "rtmpt", "rtmpe", "rtmpte", "rtmpts", "srt", "tcp"]
 
@@ -86,6 +69,7 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
         self.report = report
         self.countDropped = countDropped
         queue = OutputQueue(limit: queueLimit)
+        watcher = LinkWatcher(name: name, tuning: tuning, lock: condition, report: report)
     }
 
     /// Starts the writer and the link watcher (once).
@@ -94,16 +78,13 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
         defer { condition.unlock() }
         guard threads.isEmpty else { return }
         threads = [WorkerThread.spawn("livemux-net") { [self] in run() },
-                   WorkerThread.spawn("livemux-net-watch") { [self] in watch() }]
+                   WorkerThread.spawn("livemux-net-watch") { [self] in
+                       watcher.run(oldestQueued: { queue.oldestCaptureTime }, skipToNewestKeyframe: skipToNewestKeyframe)
+                   }]
     }
 
     /// The output's backlog, link rate and latency skips, for `--stats` and the progress line.
-    var snapshot: NetworkOutputSnapshot {
-        condition.lock()
-        defer { condition.unlock() }
-        return NetworkOutputSnapshot(name: name, backlogMs: status.backlogMs, linkKbps: status.linkBps / 1000,
-                                     latencySkips: latencySkips, kernelVisible: socket != nil)
-    }
+    var snapshot: NetworkOutputSnapshot { watcher.snapshot }
 
     func write(_ chunk: Chunk) throws {
         condition.lock()
@@ -145,14 +126,19 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
         countDropped(n)
     }
 
+    /// Over `--max-latency`: drops the backlog up to the newest keyframe (false: nothing to skip).
+    /// The watcher calls it holding `condition`.
+    private func skipToNewestKeyframe() -> Bool {
+        guard queue.canSkip else { return false }
+        noteDrops(queue.skipToNewestKeyframe())
+        return true
+    }
+
     // MARK: the writer thread
 
     private func run() {
         defer {
-            condition.lock()
-            writerDone = true
-            socket = nil
-            condition.unlock()
+            watcher.writerFinished()
             finished.signal()
         }
         var failures = 0
@@ -170,13 +156,10 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
             do {
                 output = try NetworkOutput(url: url, displayName: name, options: protocolOptions, interruption: interruption)
                 output.socket?.boundSendBuffer(tuning.sendBufferBytes)
-                condition.lock()
-                socket = output.socket
-                monitor.reset()
-                condition.unlock()
+                watcher.connecting(output.socket)
                 try write(header, to: output)
             } catch {
-                setConnected(false)
+                watcher.setConnected(false)
                 guard retry(after: error, failures: &failures) else { return }
                 continue
             }
@@ -191,14 +174,14 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
             }
             everConnected = true
             failures = 0
-            setConnected(true)
+            watcher.setConnected(true)
             do {
                 try send(to: output)
-                setConnected(false)
+                watcher.setConnected(false)
                 try? output.close()
                 return
             } catch {
-                setConnected(false)
+                watcher.setConnected(false)
                 // This connection is gone: what is queued restarts at a keyframe on the next one.
                 condition.lock()
                 let before = queue.dropped
@@ -226,58 +209,9 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
 
     /// Writes one chunk, telling the monitor where its bytes are.
     private func write(_ chunk: Chunk, to output: NetworkOutput) throws {
-        condition.lock()
-        monitor.willWrite(bytes: chunk.count, captureTime: chunk.captureTime)
-        condition.unlock()
+        watcher.willWrite(chunk)
         try chunk.withUnsafeBytes { try output.write($0) }
-        condition.lock()
-        if case .media(.video, _, _) = chunk.kind { monitor.didWrite(video: true) } else { monitor.didWrite(video: false) }
-        condition.unlock()
-    }
-
-    /// Up (the header went out), or gone: then its socket is forgotten too.
-    private func setConnected(_ up: Bool) {
-        condition.lock()
-        connected = up
-        if !up { socket = nil }
-        condition.unlock()
-    }
-
-    // MARK: the watcher thread
-
-    /// Samples the link every 20 ms until the writer has finished: the backlog, the link rate,
-    /// `--max-latency`, and (primary output) the bit-rate controller.
-    private func watch() {
-        var lastControl: Int64 = 0
-        while true {
-            usleep(UInt32(Self.sampleInterval))
-            let now = Timestamp.monotonicMicroseconds()
-            condition.lock()
-            if writerDone { condition.unlock(); return }
-            let kernel = socket?.sendQueue()
-            let s = monitor.sample(at: now, queue: kernel, oldestQueued: queue.oldestCaptureTime)
-            status = s
-            let steers = connected
-            var warn = false
-            if s.backlogMs > tuning.maxLatency * 1000 {
-                if queue.canSkip {
-                    if !overLatency { warn = true }
-                    overLatency = true
-                    latencySkips += 1
-                    noteDrops(queue.skipToNewestKeyframe())
-                }
-            } else if s.backlogMs < tuning.maxLatency * 500 {
-                overLatency = false
-            }
-            condition.unlock()
-            if warn {
-                report("output \(name): \(String(format: "%.1f", s.backlogMs / 1000)) s behind, over --max-latency \(tuning.maxLatency) s: skipping to the newest keyframe (audio kept)")
-            }
-            if let adaptive = tuning.adaptive, steers, now - lastControl >= Self.controlInterval {
-                lastControl = now
-                adaptive.update(at: now, s)
-            }
-        }
+        watcher.didWrite(chunk)
     }
 
     /// Logs the failure and waits before the next attempt; false when the output is given up.
