@@ -13,7 +13,7 @@ import FFmpeg
 /// and end their streams; `finish` waits for the mux thread and throws the first failure.
 final class MuxSession: @unchecked Sendable {
     /// One writer's place in the graph: its container, whether its sinks seek, and the sinks.
-    private struct Route {
+    struct Route {
         let format: ContainerFormat
         let seekable: Bool
         var sinks: [ChunkSink] = []
@@ -43,7 +43,7 @@ final class MuxSession: @unchecked Sendable {
     private let producers = DispatchGroup()
     private let muxDone = DispatchGroup()
     // Set in init and start (before any thread runs), then read only.
-    private var routes: [Route]
+    private(set) var routes: [Route]
     private var networkSinks: [NetworkSink] = []  // set in init, then read only
     /// The outputs in the order the user gave them, for the final line of their fates.
     private let outputNames: [String]
