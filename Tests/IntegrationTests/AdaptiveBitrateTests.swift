@@ -4,11 +4,7 @@ import XCTest
 /// Issue 16: livemux pushing 2 Mbit/s to a real nginx-rtmp through our throttling proxy
 /// (scripts/throttle-proxy: a token bucket on loopback with small socket buffers), read back from
 /// nginx's own recording. The numbers each target measured are printed for docs/latency.md.
-final class AdaptiveBitrateTests: XCTestCase {
-    var dir = ""
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class AdaptiveBitrateTests: TemporaryDirectoryTestCase {
     /// Starts the proxy from `port` to `upstream` with its schedule (START:BITS_PER_SECOND,…).
     func proxy(_ port: Int, to upstream: Int, schedule: String) throws -> Background {
         let script = Tools.packageRoot.appendingPathComponent("scripts/throttle-proxy").path

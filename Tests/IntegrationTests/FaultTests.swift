@@ -2,12 +2,7 @@ import Foundation
 import XCTest
 
 /// Faults while running: what was written stays readable.
-final class FaultTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class FaultTests: TemporaryDirectoryTestCase {
     /// SIGKILL leaves no chance for a trailer, but the file sink only ever writes whole chunks
     /// (whole ASF packets, whole FLV tags), so the file is readable up to the last one written.
     func testSIGKILLLeavesAReadableFile() throws {

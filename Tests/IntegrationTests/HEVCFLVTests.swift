@@ -3,13 +3,9 @@ import XCTest
 
 /// HEVC in FLV (LiveMux's own FLV tags): Enhanced RTMP and codec id 12, to files, stdout, nginx-rtmp
 /// and HTTP viewers, read back by PyAV's current FFmpeg and by a tag reader of the tests' own.
-final class HEVCFLVTests: XCTestCase {
-    var dir = ""
+final class HEVCFLVTests: TemporaryDirectoryTestCase {
     /// 'hvc1' as a number: Enhanced RTMP's `videocodecid`.
     let hvc1 = Double(0x6876_6331)
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
 
     /// 2 s at 30 fps with a keyframe a second: 60 frames, 2 keyframes.
     let short = ["--vcodec", "hevc", "--size", "320x240", "-t", "2", "--gop", "1"]

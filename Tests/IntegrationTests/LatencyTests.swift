@@ -5,12 +5,7 @@ import XCTest
 /// (FLV) as it comes, notes when each tag's last byte arrives, and compares that with the tag's
 /// media time. The time the header arrived stands for media time zero: the mux thread writes the
 /// header as the capture threads start, and a paced source captures media time t at start + t.
-final class LatencyTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class LatencyTests: TemporaryDirectoryTestCase {
     static func monotonicMilliseconds() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)

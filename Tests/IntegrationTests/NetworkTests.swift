@@ -3,12 +3,8 @@ import XCTest
 
 /// Pushing live to a real RTMP server (nginx-rtmp on loopback), reconnecting after it dies, and
 /// serving viewers over HTTP — all read back with ffprobe and ffmpeg.
-final class NetworkTests: XCTestCase {
-    var dir = ""
+final class NetworkTests: TemporaryDirectoryTestCase {
     let key = "s3cr3tKEY42"
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
 
     func requireNginx() throws {
         try XCTSkipUnless(RTMPServer.isAvailable, "nginx with libnginx-mod-rtmp missing: run scripts/setup --test")

@@ -2,12 +2,7 @@ import Foundation
 import XCTest
 
 /// `livemux record` end to end: real encoders, real muxers, read back with ffprobe, ffmpeg and ffplay.
-final class RecordTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class RecordTests: TemporaryDirectoryTestCase {
     struct Expected {
         var vcodec = "h264"
         var width = 320

@@ -6,14 +6,10 @@ import XCTest
 /// keyframe; a `push` relay connects after the publish and misses the first GOP's video, see
 /// docs/scaling.md); players read from the edge. Every frame livemux sent arrives at the edge, and
 /// what a player of the edge receives decodes.
-final class RelayTests: XCTestCase {
-    var dir = ""
+final class RelayTests: TemporaryDirectoryTestCase {
     let key = "relayKEY7"
     let seconds = 4
     let fps = 30
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
 
     func testOriginRelaysEveryFrameToTheEdgeAndItsPlayers() throws {
         try XCTSkipUnless(RTMPServer.isAvailable, "nginx with libnginx-mod-rtmp missing: run scripts/setup --test")

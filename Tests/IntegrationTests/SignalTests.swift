@@ -2,12 +2,7 @@ import Foundation
 import XCTest
 
 /// Signals while recording: SIGTERM stops gracefully like SIGINT; a second SIGINT exits at once.
-final class SignalTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class SignalTests: TemporaryDirectoryTestCase {
     func testSIGTERMFinishesTheFile() throws {
         for format in ["asf", "flv"] {
             let path = "\(dir)/term.\(format)"
