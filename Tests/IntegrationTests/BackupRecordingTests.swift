@@ -22,7 +22,7 @@ final class BackupRecordingTests: TemporaryDirectoryTestCase {
     }
 
     func record(_ extra: [String], seconds: Int, to file: String, push url: String,
-                whileRunning: ((Process) -> Void)? = nil) throws -> Tools.Result {
+                whileRunning: ((ChildProcess) -> Void)? = nil) throws -> Tools.Result {
         try Tools.livemux(["record", "--size", "640x360", "--fps", "30", "--vbitrate", String(Self.bitRate), "-t", String(seconds),
                            "--reconnect-delay", "0.2", "--reconnect-max-delay", "0.5", "-o", file, "-o", url] + extra,
                           timeout: Double(seconds) + 30, whileRunning: whileRunning)

@@ -10,7 +10,7 @@ final class FaultTests: TemporaryDirectoryTestCase {
             let path = "\(dir)/killed.\(format)"
             _ = try Tools.livemux(["record", "-q", "--size", "320x240", "-o", path], timeout: 30) { process in
                 Thread.sleep(forTimeInterval: 2.5)
-                kill(process.processIdentifier, SIGKILL)
+                process.signal(SIGKILL)
             }
             let p = try Tools.probe(path)
             XCTAssertGreaterThan(p.stream("video")?.packetCount ?? 0, 30, format)
@@ -23,15 +23,12 @@ final class FaultTests: TemporaryDirectoryTestCase {
     func testInputWhoseWriterCloses() throws {
         let fifo = "\(dir)/camera.fifo"
         XCTAssertEqual(mkfifo(fifo, 0o600), 0)
-        let writer = Process()
-        writer.executableURL = URL(fileURLWithPath: "/usr/bin/ffmpeg")
-        writer.arguments = ["-nostdin", "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30",
-                            "-f", "lavfi", "-i", "sine=sample_rate=48000", "-t", "2", "-c:v", "rawvideo", "-c:a", "pcm_s16le",
-                            "-f", "nut", "-y", fifo]
-        try writer.run()
+        let writer = try ChildProcess("ffmpeg", ["-nostdin", "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30",
+                                                 "-f", "lavfi", "-i", "sine=sample_rate=48000", "-t", "2", "-c:v", "rawvideo",
+                                                 "-c:a", "pcm_s16le", "-f", "nut", "-y", fifo])
         let path = "\(dir)/from-fifo.flv"
         let r = try Tools.livemux(["record", "-q", "--input", fifo, "--size", "160x120", "-o", path], timeout: 30)
-        writer.waitUntilExit()
+        writer.wait()
         XCTAssertEqual(r.status, 0, r.stderr)
         let p = try Tools.probe(path)
         XCTAssertEqual(try XCTUnwrap(p.format.seconds), 2, accuracy: 0.3)

@@ -22,11 +22,11 @@ final class RelayTests: TemporaryDirectoryTestCase {
         defer { edge.stop() }
         usleep(500_000)  // the edge's static pull is playing (waiting for the publish) at the origin
 
-        var player: Background?
+        var player: ChildProcess?
         let r = try Tools.livemux(["record", "--size", "320x240", "--fps", String(fps), "-t", String(seconds),
                                    "-o", "\(dir)/sent.flv", "-o", "rtmp://127.0.0.1:\(origin.port)/live/\(key)"], timeout: 30) { _ in
             usleep(1_000_000)
-            player = try? Background("ffmpeg", ["-nostdin", "-v", "error", "-rw_timeout", "5000000",
+            player = try? ChildProcess.background("ffmpeg", ["-nostdin", "-v", "error", "-rw_timeout", "5000000",
                                                 "-i", "rtmp://127.0.0.1:\(edge.port)/live/\(self.key)", "-c", "copy", "\(self.dir)/player.flv"],
                                      directory: self.dir, name: "player")
         }
@@ -34,7 +34,7 @@ final class RelayTests: TemporaryDirectoryTestCase {
         let played = try XCTUnwrap(player)
         // A static pull outlives the publish: stopping the edge finishes its recording and ends the player.
         edge.stop()
-        played.wait(timeout: 15)
+        played.finish(within: 15)
         origin.stop()
 
         let sent = try Tools.probe("\(dir)/sent.flv")
@@ -51,7 +51,7 @@ final class RelayTests: TemporaryDirectoryTestCase {
 
         // The player joined a second in: it starts at a keyframe and has the rest of the stream.
         let atPlayer = try Tools.probe("\(dir)/player.flv")
-        XCTAssertGreaterThanOrEqual(atPlayer.stream("video")?.packetCount ?? 0, (seconds - 2) * fps, played.stderr)
+        XCTAssertGreaterThanOrEqual(atPlayer.stream("video")?.packetCount ?? 0, (seconds - 2) * fps, played.stderrFile)
         XCTAssertEqual(atPlayer.stream("audio")?.codec_name, "aac")
         XCTAssertEqual(try Tools.decodeErrors("\(dir)/player.flv"), "", "what the edge's player got decodes")
     }

@@ -8,7 +8,7 @@ final class SignalTests: TemporaryDirectoryTestCase {
             let path = "\(dir)/term.\(format)"
             let r = try Tools.livemux(["record", "-q", "--size", "160x120", "-o", path], timeout: 30) { process in
                 Thread.sleep(forTimeInterval: 2)
-                process.terminate()
+                process.signal(SIGTERM)
             }
             XCTAssertEqual(r.status, 0, r.stderr)
             XCTAssertEqual(r.stderr, "")
