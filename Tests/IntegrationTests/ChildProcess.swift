@@ -20,6 +20,8 @@ final class ChildProcess: @unchecked Sendable {
     }
 
     let pid: pid_t
+    /// The status of a child something else reaped (no wait of this process can tell it).
+    static let reapedElsewhere: Int32 = -1
     /// The read ends of the pipes asked for (`.pipe`); nil otherwise.
     let stdout: FileHandle?
     let stderr: FileHandle?
@@ -98,9 +100,12 @@ final class ChildProcess: @unchecked Sendable {
         defer { lock.unlock() }
         if exitStatus == nil {
             var raw: Int32 = 0
-            if waitpid(pid, &raw, WNOHANG) == pid {
+            let reaped = waitpid(pid, &raw, WNOHANG)
+            if reaped == pid {
                 let signal = raw & 0x7f
                 exitStatus = signal == 0 ? (raw >> 8) & 0xff : signal
+            } else if reaped == -1 && errno == ECHILD {
+                exitStatus = Self.reapedElsewhere
             }
         }
         return exitStatus
