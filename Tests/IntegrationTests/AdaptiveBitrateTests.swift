@@ -4,19 +4,15 @@ import XCTest
 /// Issue 16: livemux pushing 2 Mbit/s to a real nginx-rtmp through our throttling proxy
 /// (scripts/throttle-proxy: a token bucket on loopback with small socket buffers), read back from
 /// nginx's own recording. The numbers each target measured are printed for docs/latency.md.
-final class AdaptiveBitrateTests: XCTestCase {
-    var dir = ""
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class AdaptiveBitrateTests: TemporaryDirectoryTestCase {
     /// Starts the proxy from `port` to `upstream` with its schedule (START:BITS_PER_SECOND,…).
-    func proxy(_ port: Int, to upstream: Int, schedule: String) throws -> Background {
+    func proxy(_ port: Int, to upstream: Int, schedule: String) throws -> ChildProcess {
         let script = Tools.packageRoot.appendingPathComponent("scripts/throttle-proxy").path
-        let p = try Background("python3", [script, String(port), String(upstream), schedule, "--log", "\(dir)/proxy.log"],
+        let p = try ChildProcess.background("python3", [script, String(port), String(upstream), schedule, "--log", "\(dir)/proxy.log"],
                                directory: dir, name: "proxy")
         // Not a test connection: the proxy would pass it on, and a one-shot listener behind it would end.
         let deadline = Date().addingTimeInterval(5)
-        while String(decoding: p.stdout, as: UTF8.self).isEmpty && Date() < deadline { usleep(20_000) }
+        while String(decoding: p.stdoutFile, as: UTF8.self).isEmpty && Date() < deadline { usleep(20_000) }
         return p
     }
 
@@ -42,7 +38,7 @@ final class AdaptiveBitrateTests: XCTestCase {
         defer { server.stop() }
         let port = try Network.freePort()
         let link = try proxy(port, to: server.port, schedule: "0:10000000,10:1000000,30:10000000")
-        defer { kill(link.process.processIdentifier, SIGKILL); link.wait(timeout: 2) }
+        defer { link.end(signal: SIGKILL) }
         let file = "\(dir)/rec.flv", stats = "\(dir)/stats.jsonl"
         let r = try Tools.livemux(["record", "--size", "640x360", "--fps", "30", "--vbitrate", "2M", "-t", "50",
                                    "-o", "rtmp://127.0.0.1:\(port)/live/key", "-o", file, "--stats", stats], timeout: 90)
@@ -95,15 +91,15 @@ final class AdaptiveBitrateTests: XCTestCase {
     /// newest keyframe past --max-latency (warned once per episode), audio kept, and stays playable.
     func testMaxLatencySkipsToTheNewestKeyframe() throws {
         let listen = try Network.freePort(), port = try Network.freePort()
-        let viewer = try Background("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", "tcp://127.0.0.1:\(listen)?listen=1",
+        let viewer = try ChildProcess.background("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", "tcp://127.0.0.1:\(listen)?listen=1",
                                                "-c", "copy", "\(dir)/tcp.flv"], directory: dir, name: "viewer")
         usleep(300_000)
         let link = try proxy(port, to: listen, schedule: "0:600000")
-        defer { kill(link.process.processIdentifier, SIGKILL); link.wait(timeout: 2) }
+        defer { link.end(signal: SIGKILL) }
         let stats = "\(dir)/stats.jsonl"
         let r = try Tools.livemux(["record", "--size", "640x360", "--vbitrate", "2M", "-t", "8", "--no-adaptive-bitrate",
                                    "--max-latency", "1", "-f", "flv", "-o", "tcp://127.0.0.1:\(port)", "--stats", stats], timeout: 40)
-        viewer.wait(timeout: 15)
+        viewer.finish(within: 15)
         let warnings = r.stderr.components(separatedBy: "over --max-latency 1.0 s: skipping to the newest keyframe (audio kept)").count - 1
         print("adaptive: max-latency warnings \(warnings); \(r.stderr)")
         XCTAssertGreaterThanOrEqual(warnings, 1, r.stderr)

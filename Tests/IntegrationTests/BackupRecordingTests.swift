@@ -4,11 +4,7 @@ import XCTest
 /// A file recorded beside a push is the backup for a push that fails: a push that is down, or
 /// never came up, does not degrade it (issue 32, item 3). Before, the one shared H.264 encode fell
 /// from 2000 to about 500 kbit/s while the server refused, and the file with it.
-final class BackupRecordingTests: XCTestCase {
-    var dir = ""
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class BackupRecordingTests: TemporaryDirectoryTestCase {
     static let bitRate = 2_000_000
     /// What libx264 gives testsrc2 at 640x360 and 2 Mbit/s per 2 s window: 1950–2050 kbit/s.
     static let keptKbps = 1600.0
@@ -26,7 +22,7 @@ final class BackupRecordingTests: XCTestCase {
     }
 
     func record(_ extra: [String], seconds: Int, to file: String, push url: String,
-                whileRunning: ((Process) -> Void)? = nil) throws -> Tools.Result {
+                whileRunning: ((ChildProcess) -> Void)? = nil) throws -> Tools.Result {
         try Tools.livemux(["record", "--size", "640x360", "--fps", "30", "--vbitrate", String(Self.bitRate), "-t", String(seconds),
                            "--reconnect-delay", "0.2", "--reconnect-max-delay", "0.5", "-o", file, "-o", url] + extra,
                           timeout: Double(seconds) + 30, whileRunning: whileRunning)

@@ -3,12 +3,7 @@ import XCTest
 
 /// Bad input: one `error:` line that names the problem and the fix, the documented exit code, a
 /// prompt answer, and no half-written file where a good one was expected.
-final class BadInputTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class BadInputTests: TemporaryDirectoryTestCase {
     func expectRefusal(_ arguments: [String], status: Int32, mentions: String..., file: StaticString = #filePath, line: UInt = #line) throws {
         let r = try Tools.livemux(arguments, timeout: 15)
         XCTAssertEqual(r.status, status, "\(arguments): \(r.stderr)", file: file, line: line)

@@ -20,11 +20,11 @@ final class DeviceRig {
     /// The truth source's beep and flash period (s): see truth-source.c.
     static let truthPeriod = 1.020601133
 
-    private var xvfb: Process?
-    private var pulse: SpawnedProcess?
-    private var truth: Process?
-    private var truthOutput: Pipe?
-    private var tone: Process?
+    private var xvfb: ChildProcess?
+    private var pulse: ChildProcess?
+    private var truth: ChildProcess?
+    private var truthOutput: PipeReader?
+    private var tone: ChildProcess?
 
     var pipePath: String { "\(dir)/mic.fifo" }
     var socketPath: String { "\(dir)/pulse.socket" }
@@ -51,19 +51,13 @@ final class DeviceRig {
     /// runs at real-time priority like the truth source, whose every flash waits for Xvfb to draw
     /// it (up to 37 ms late on the loaded machine otherwise); it draws a 320x240 screen, little work.
     private func startScreen() throws {
-        let process = Process()
         let xvfb = ["/usr/bin/Xvfb", "-displayfd", "1", "-screen", "0", "\(Self.screenSize)x24", "-nolisten", "tcp"]
         let command = getuid() == 0 ? ["/usr/bin/chrt", "-f", "5"] + xvfb : xvfb
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst())
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(command[0], Array(command.dropFirst()), stdout: .pipe)
         self.xvfb = process
-        let number = String(decoding: out.fileHandleForReading.availableData, as: UTF8.self)
+        let number = String(decoding: process.stdout!.availableData, as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !number.isEmpty, Int(number) != nil else { throw RigError("Xvfb did not start (no display number)") }
+        guard !number.isEmpty, Int(number) != nil else { throw SetupError("Xvfb did not start (no display number)") }
         display = ":\(number)"
     }
 
@@ -82,7 +76,7 @@ final class DeviceRig {
         try script.write(toFile: "\(dir)/rig.pa", atomically: true, encoding: .utf8)
         // As root it must be told not to exit, not to take real-time priority on a shared machine,
         // and not to kill itself when a loaded machine makes it look busy.
-        let process = try SpawnedProcess("/usr/bin/pulseaudio", [
+        let process = try ChildProcess("/usr/bin/pulseaudio", [
             "-n", "--daemonize=no", "--exit-idle-time=-1", "--realtime=no", "--high-priority=no",
             "--no-cpu-limit", "--use-pid-file=no", "--log-target=file:\(dir)/pulse.log", "-F", "\(dir)/rig.pa"],
             environment: environment)
@@ -97,39 +91,23 @@ final class DeviceRig {
         let log = (try? String(contentsOfFile: "\(dir)/pulse.log", encoding: .utf8)) ?? ""
         process.end()
         pulse = nil
-        throw RigError("the private PulseAudio daemon did not start within \(Self.startTimeout) s: \(log.suffix(800))")
+        throw SetupError("the private PulseAudio daemon did not start within \(Self.startTimeout) s: \(log.suffix(800))")
     }
 
     /// How long a daemon may take to start on a loaded machine.
     static let startTimeout = 15.0
 
-    /// Ends a process: SIGTERM, and SIGKILL if it is still there after a second; always reaped.
-    static func end(_ process: Process) {
-        if process.isRunning {
-            process.terminate()
-            let deadline = Date().addingTimeInterval(1)
-            while process.isRunning && Date() < deadline { usleep(10_000) }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        }
-        process.waitUntilExit()
-    }
-
     /// Ends the X server (SIGTERM, so it removes its lock and socket): x11grab's reads fail.
     func killScreen() {
-        if let xvfb { Self.end(xvfb) }
+        xvfb?.end()
         xvfb = nil
     }
 
     /// Starts the X server again on the same display; ready when its socket exists.
     func restartScreen() throws {
-        let process = Process()
         let xvfb = ["/usr/bin/Xvfb", display, "-screen", "0", "\(Self.screenSize)x24", "-nolisten", "tcp"]
         let command = getuid() == 0 ? ["/usr/bin/chrt", "-f", "5"] + xvfb : xvfb
-        process.executableURL = URL(fileURLWithPath: command[0])
-        process.arguments = Array(command.dropFirst())
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(command[0], Array(command.dropFirst()))
         self.xvfb = process
         let socket = "/tmp/.X11-unix/X\(display.dropFirst())"
         let deadline = Date().addingTimeInterval(Self.startTimeout)
@@ -137,7 +115,7 @@ final class DeviceRig {
             if FileManager.default.fileExists(atPath: socket) { return }
             usleep(20_000)
         }
-        throw RigError("Xvfb did not start again on \(display)")
+        throw SetupError("Xvfb did not start again on \(display)")
     }
 
     /// Kills the daemon as a crash would (SIGKILL): its clients see the connection drop.
@@ -148,11 +126,11 @@ final class DeviceRig {
     /// Stops the daemon where it is (SIGSTOP), as a hung one would: its clients' connections stay
     /// open and nothing arrives on them. `resumePulse` lets it go on.
     func pausePulse() {
-        if let pulse { kill(pulse.pid, SIGSTOP) }
+        pulse?.signal(SIGSTOP)
     }
 
     func resumePulse() {
-        if let pulse { kill(pulse.pid, SIGCONT) }
+        pulse?.signal(SIGCONT)
     }
 
     /// The truth source, built once per test run.
@@ -160,22 +138,16 @@ final class DeviceRig {
         let dir = try Tools.temporaryDirectory()
         let source = Tools.packageRoot.appendingPathComponent("Tests/TruthSource/truth-source.c").path
         let r = try Tools.run("gcc", ["-O2", "-Wall", "-pthread", "-o", "\(dir)/truth-source", source, "-lX11", "-lm"])
-        guard r.status == 0 else { throw RigError("cannot build the truth source: \(r.stderr)") }
+        guard r.status == 0 else { throw SetupError("cannot build the truth source: \(r.stderr)") }
         return "\(dir)/truth-source"
     }
 
     /// Starts beeping and flashing for `seconds`, feeding the pipe `rate` samples per second of the
     /// monotonic clock (the source is labelled 48 kHz whatever it is fed).
     func startTruth(seconds: Double, rate: Double = Double(labelledRate)) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: try Self.truthBinary.get())
-        process.arguments = [pipePath, display, String(seconds), String(rate)]
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(try Self.truthBinary.get(), [pipePath, display, String(seconds), String(rate)], stdout: .pipe)
         truth = process
-        truthOutput = out
+        truthOutput = PipeReader(process.stdout)
     }
 
     /// The frequency (Hz) of `playTone`.
@@ -188,15 +160,8 @@ final class DeviceRig {
         let made = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i",
                                             "sine=frequency=\(Self.toneFrequency):sample_rate=\(Self.labelledRate):duration=\(seconds)",
                                             "-ac", "2", wav])
-        guard made.status == 0 else { throw RigError("cannot make the tone: \(made.stderr)") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/paplay")
-        process.arguments = ["-d", Self.sink, wav]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        tone = process
+        guard made.status == 0 else { throw SetupError("cannot make the tone: \(made.stderr)") }
+        tone = try ChildProcess("paplay", ["-d", Self.sink, wav], environment: environment)
     }
 
     /// What the truth source printed (truth-source.c).
@@ -220,10 +185,10 @@ final class DeviceRig {
     func finishTruth() -> TruthReport {
         var report = TruthReport()
         guard let truth, let truthOutput else { return report }
-        if truth.isRunning { truth.terminate() }
-        truth.waitUntilExit()
+        truth.signal(SIGTERM)
+        truth.wait()
         self.truth = nil
-        for line in String(decoding: truthOutput.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).split(separator: "\n") {
+        for line in String(decoding: truthOutput.finish(), as: UTF8.self).split(separator: "\n") {
             let parts = line.split(separator: " ").map(String.init)
             switch (parts.first, parts.count) {
             case ("start", 3): report.start = Double(parts[1]).map { $0 / 1000 }
@@ -239,7 +204,7 @@ final class DeviceRig {
 
     /// Stops every process the rig started and removes its directory.
     func stop() {
-        for process in [truth, tone, xvfb].compactMap({ $0 }) { Self.end(process) }
+        for process in [truth, tone, xvfb].compactMap({ $0 }) { process.end() }
         resumePulse()  // a paused daemon would take the SIGTERM only once it runs again
         pulse?.end()
         truth = nil

@@ -32,7 +32,7 @@ final class DeviceSyncTests: XCTestCase {
     /// `arguments`: more for livemux; `whileRunning`: what happens to the devices meanwhile;
     /// `gap`: about how many seconds of the recording have no microphone (fewer beeps expected).
     static func record(on rig: DeviceRig, seconds: Double, rate: Double = 48000, audio: String = "pulse:\(DeviceRig.microphone)",
-                arguments: [String] = [], quiet: Bool = true, gap: Double = 0, whileRunning: ((Process) -> Void)? = nil) throws -> Run {
+                arguments: [String] = [], quiet: Bool = true, gap: Double = 0, whileRunning: ((ChildProcess) -> Void)? = nil) throws -> Run {
         let path = "\(rig.dir)/sync.flv", stats = "\(rig.dir)/sync.jsonl"
         try rig.startTruth(seconds: seconds + 3, rate: rate)
         let launched = LatencyTests.monotonicMilliseconds()

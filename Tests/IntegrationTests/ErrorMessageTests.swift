@@ -3,12 +3,7 @@ import XCTest
 
 /// Input livemux cannot read is one `error:` line that names the problem and the fix, never
 /// FFmpeg's function names and raw codes; `-v` adds them on a `debug:` line (issue 18, item 11).
-final class ErrorMessageTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class ErrorMessageTests: TemporaryDirectoryTestCase {
     /// `avformat_open_input(...)`, `(-1094995529)`: what must not reach a person without -v.
     func assertClean(_ stderr: String, mentions: String, file: StaticString = #filePath, line: UInt = #line) {
         let lines = stderr.split(separator: "\n")

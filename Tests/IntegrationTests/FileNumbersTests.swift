@@ -4,12 +4,7 @@ import XCTest
 /// Numbers shown for a file mean something for a file (issue 18, item 13): `mux`'s progress line
 /// shows packets, size, speed and drops (no capture latency, no read-as-fast-as-it-goes frame rate);
 /// `report` counts a keyframe in the singular and takes N frames to last N frame durations.
-final class FileNumbersTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class FileNumbersTests: TemporaryDirectoryTestCase {
     func testMuxProgressLineShowsWhatAFileHas() throws {
         let src = "\(dir)/src.mp4"
         let made = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30",

@@ -3,13 +3,9 @@ import XCTest
 
 /// HEVC in FLV (LiveMux's own FLV tags): Enhanced RTMP and codec id 12, to files, stdout, nginx-rtmp
 /// and HTTP viewers, read back by PyAV's current FFmpeg and by a tag reader of the tests' own.
-final class HEVCFLVTests: XCTestCase {
-    var dir = ""
+final class HEVCFLVTests: TemporaryDirectoryTestCase {
     /// 'hvc1' as a number: Enhanced RTMP's `videocodecid`.
     let hvc1 = Double(0x6876_6331)
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
 
     /// 2 s at 30 fps with a keyframe a second: 60 frames, 2 keyframes.
     let short = ["--vcodec", "hevc", "--size", "320x240", "-t", "2", "--gop", "1"]
@@ -148,19 +144,19 @@ final class HEVCFLVTests: XCTestCase {
     /// `serve`: a viewer joining /live.flv mid-stream gets Enhanced FLV from a keyframe on.
     func testServeLiveFLVWithHEVC() throws {
         let port = try Network.freePort()
-        var viewer: Background?
+        var viewer: ChildProcess?
         let fetch = "import shutil, sys, urllib.request; shutil.copyfileobj(urllib.request.urlopen(sys.argv[1]), open(sys.argv[2], 'wb'))"
         let r = try Tools.livemux(["serve", "-q", "--listen", "127.0.0.1:\(port)", "--vcodec", "hevc", "--size", "320x240", "--gop", "1",
                                    "-t", "3"], timeout: 30) { _ in
             let deadline = Date().addingTimeInterval(5)
             while !Network.canConnect(port: port) && Date() < deadline { usleep(20_000) }
             usleep(1_300_000)
-            viewer = try? Background("python3", ["-c", fetch, "http://127.0.0.1:\(port)/live.flv", "\(self.dir)/viewer.flv"],
+            viewer = try? ChildProcess.background("python3", ["-c", fetch, "http://127.0.0.1:\(port)/live.flv", "\(self.dir)/viewer.flv"],
                                      directory: self.dir, name: "viewer")
         }
         XCTAssertEqual(r.status, 0, r.stderr)
         let v = try XCTUnwrap(viewer)
-        XCTAssertEqual(v.wait(timeout: 10), 0, v.stderr)
+        XCTAssertEqual(v.finish(within: 10), 0, v.stderrFile)
         let read = try PyAV.read("\(dir)/viewer.flv")
         XCTAssertEqual(read.codec, "hevc")
         XCTAssertEqual(read.errors, [])

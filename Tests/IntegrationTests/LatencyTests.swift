@@ -5,12 +5,7 @@ import XCTest
 /// (FLV) as it comes, notes when each tag's last byte arrives, and compares that with the tag's
 /// media time. The time the header arrived stands for media time zero: the mux thread writes the
 /// header as the capture threads start, and a paced source captures media time t at start + t.
-final class LatencyTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class LatencyTests: TemporaryDirectoryTestCase {
     static func monotonicMilliseconds() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -48,17 +43,9 @@ final class LatencyTests: XCTestCase {
     /// Runs livemux with `arguments` (FLV to stdout) and reads its stdout with `readFLV`.
     static func recordFLV(_ arguments: [String], environment: [String: String] = [:]) throws
         -> (start: Double, tags: [(media: Double, arrival: Double)], bytes: [UInt8], status: Int32) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: Tools.livemux)
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-        let out = Pipe()
-        process.standardOutput = out
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let (start, tags, bytes) = readFLV(out.fileHandleForReading.fileDescriptor)
-        process.waitUntilExit()
-        return (start, tags, bytes, process.terminationStatus)
+        let process = try ChildProcess(Tools.livemux, arguments, environment: environment, stdout: .pipe)
+        let (start, tags, bytes) = readFLV(process.stdout!.fileDescriptor)
+        return (start, tags, bytes, process.wait()!)
     }
 
     func testReportedP99AgreesWithAReader() throws {

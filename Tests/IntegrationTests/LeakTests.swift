@@ -4,15 +4,12 @@ import XCTest
 /// valgrind's leak check on the real binary: a short `record` and a short `mux` free everything
 /// they made. valgrind finds Swift reference cycles and objects kept alive to the exit, which
 /// AddressSanitizer's leak checker does not report as reliably. ~10-20 s under valgrind.
-final class LeakTests: XCTestCase {
-    var dir = ""
-
+final class LeakTests: TemporaryDirectoryTestCase {
     override func setUpWithError() throws {
         // valgrind cannot run a sanitizer's build (its shadow memory).
         try XCTSkipIf(ProcessInfo.processInfo.environment["LIVEMUX_SANITIZED"] != nil, "valgrind cannot run a sanitized binary")
-        dir = try Tools.temporaryDirectory()
+        try super.setUpWithError()
     }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
 
     /// "definitely lost: N bytes" from valgrind's summary (0 when every block was freed).
     func definitelyLost(_ arguments: [String]) throws -> Int {

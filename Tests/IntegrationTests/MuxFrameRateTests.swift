@@ -2,12 +2,7 @@ import Foundation
 import XCTest
 
 /// Issue 18, items 3 and 4 for `livemux mux`: how elementary video (no timestamps) is timed.
-final class MuxFrameRateTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class MuxFrameRateTests: TemporaryDirectoryTestCase {
     func ffmpeg(_ args: [String]) throws {
         let r = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-y"] + args)
         XCTAssertEqual(r.status, 0, "ffmpeg \(args.joined(separator: " ")): \(r.stderr)")

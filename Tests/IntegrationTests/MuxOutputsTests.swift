@@ -3,21 +3,19 @@ import XCTest
 
 /// `livemux mux` takes every destination `record` does (issue 15, item 1): several -o at once,
 /// URLs (paced at the file's own timestamps by default), --listen, --realtime.
-final class MuxOutputsTests: XCTestCase {
-    var dir = ""
+final class MuxOutputsTests: TemporaryDirectoryTestCase {
     var clip = ""
     /// The clip's video frames and its length in seconds.
     static let frames = 60, seconds = 2.0
 
     override func setUpWithError() throws {
-        dir = try Tools.temporaryDirectory()
+        try super.setUpWithError()
         clip = "\(dir)/clip.mp4"
         let made = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30",
                                             "-f", "lavfi", "-i", "sine=sample_rate=48000", "-t", "\(Self.seconds)",
                                             "-c:v", "libx264", "-preset", "veryfast", "-g", "30", "-c:a", "aac", clip])
         XCTAssertEqual(made.status, 0, made.stderr)
     }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
 
     func videoPackets(_ path: String) throws -> Int { try Tools.probe(path).stream("video")?.packetCount ?? 0 }
 

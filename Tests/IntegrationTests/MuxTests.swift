@@ -3,12 +3,7 @@ import XCTest
 
 /// `livemux mux` end to end: elementary streams and containers made by ffmpeg, muxed without
 /// re-encoding, compared with `ffmpeg -c copy` of the same streams and read back independently.
-final class MuxTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class MuxTests: TemporaryDirectoryTestCase {
     /// 2 s of 160x120 H.264 at 30 fps (keyframe every second) + 48 kHz mono AAC, as an MP4, an
     /// Annex B elementary stream and an ADTS file.
     func makeSources() throws {

@@ -4,12 +4,8 @@ import XCTest
 /// `livemux mux` keeps every frame whatever timestamps the container stores: Matroska stores no
 /// decoding timestamps, MP4, TS and FLV do; with and without B-frames, into ASF and FLV. A mux
 /// that has to drop more than 1% of a stream fails unless `--allow-drops`.
-final class MuxTimestampTests: XCTestCase {
-    var dir = ""
+final class MuxTimestampTests: TemporaryDirectoryTestCase {
     let containers = ["mkv", "mp4", "ts", "flv"]
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
 
     func ffmpeg(_ args: [String]) throws {
         let r = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-y"] + args)

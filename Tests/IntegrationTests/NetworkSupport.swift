@@ -9,7 +9,7 @@ final class RTMPServer {
     let port: Int
     let directory: String
     let recordings: String
-    private(set) var process: Process?
+    private(set) var process: ChildProcess?
 
     static let module = "/usr/lib/nginx/modules/ngx_rtmp_module.so"
     static var isAvailable: Bool {
@@ -45,14 +45,7 @@ final class RTMPServer {
     }
 
     func start() throws {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/sbin/nginx")
-        p.arguments = ["-p", directory, "-c", directory + "/nginx.conf", "-e", directory + "/error.log"]
-        p.standardInput = FileHandle.nullDevice
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
-        process = p
+        process = try ChildProcess("/usr/sbin/nginx", ["-p", directory, "-c", directory + "/nginx.conf", "-e", directory + "/error.log"])
         // Ready when it accepts connections.
         let deadline = Date().addingTimeInterval(5)
         while Date() < deadline {
@@ -64,20 +57,13 @@ final class RTMPServer {
 
     /// SIGKILL: the server dies as in a crash, its connections reset.
     func kill() {
-        guard let p = process, p.isRunning else { return }
-        Foundation.kill(p.processIdentifier, SIGKILL)
-        p.waitUntilExit()
+        process?.end(signal: SIGKILL)
         process = nil
     }
 
-    /// SIGQUIT: graceful, so recordings are finished.
+    /// SIGQUIT: graceful, so recordings are finished (SIGKILL after 5 s).
     func stop() {
-        guard let p = process, p.isRunning else { return }
-        Foundation.kill(p.processIdentifier, SIGQUIT)
-        let deadline = Date().addingTimeInterval(5)
-        while p.isRunning && Date() < deadline { usleep(20_000) }
-        if p.isRunning { Foundation.kill(p.processIdentifier, SIGKILL) }
-        p.waitUntilExit()
+        process?.end(signal: SIGQUIT, grace: 5)
         process = nil
     }
 
@@ -159,53 +145,13 @@ enum Network {
     }
 }
 
-/// A program running beside livemux (a viewer, a prober), its output collected in files.
-final class Background {
-    let process = Process()
-    let stdoutPath: String
-    let stderrPath: String
-
-    init(_ program: String, _ arguments: [String], directory: String, name: String) throws {
-        stdoutPath = "\(directory)/\(name).out"
-        stderrPath = "\(directory)/\(name).err"
-        FileManager.default.createFile(atPath: stdoutPath, contents: nil)
-        FileManager.default.createFile(atPath: stderrPath, contents: nil)
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/\(program)")
-        process.arguments = arguments
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = FileHandle(forWritingAtPath: stdoutPath)!
-        process.standardError = FileHandle(forWritingAtPath: stderrPath)!
-        try process.run()
-    }
-
-    /// Waits for the end (killing it after `timeout` seconds); its exit status.
-    @discardableResult
-    func wait(timeout: Double = 30) -> Int32 {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
-
-    var stdout: Data { FileManager.default.contents(atPath: stdoutPath) ?? Data() }
-    var stderr: String { (try? String(contentsOfFile: stderrPath, encoding: .utf8)) ?? "" }
-}
-
 /// livemux serving viewers (`serve`, or `mux --listen`), its stderr in a log: waits for the viewer
 /// URLs it prints once at start.
 final class ServingLivemux {
-    let process = Process()
-    let log: String
+    private let process: ChildProcess
 
     init(_ arguments: [String], directory: String) throws {
-        log = "\(directory)/serving-\(UUID().uuidString).log"
-        FileManager.default.createFile(atPath: log, contents: nil)
-        process.executableURL = URL(fileURLWithPath: Tools.livemux)
-        process.arguments = arguments
-        process.standardError = FileHandle(forWritingAtPath: log)!
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        process = try ChildProcess(Tools.livemux, arguments, stderr: .file("\(directory)/serving-\(UUID().uuidString).log"))
     }
 
     /// The URLs of the "serving viewers at URL and URL" line, once it is printed (nil after 10 s).
@@ -221,16 +167,13 @@ final class ServingLivemux {
         return nil
     }
 
-    var stderr: String { (try? String(contentsOfFile: log, encoding: .utf8)) ?? "" }
+    var stderr: String { process.stderrFile }
 
     /// Waits for the end; the exit status.
-    func wait() -> Int32 {
-        process.waitUntilExit()
-        return process.terminationStatus
-    }
+    func wait() -> Int32 { process.wait()! }
 
     deinit {
-        if process.isRunning { process.terminate() }
-        process.waitUntilExit()
+        process.signal(SIGTERM)
+        process.wait()
     }
 }

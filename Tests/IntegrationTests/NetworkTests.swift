@@ -3,12 +3,8 @@ import XCTest
 
 /// Pushing live to a real RTMP server (nginx-rtmp on loopback), reconnecting after it dies, and
 /// serving viewers over HTTP — all read back with ffprobe and ffmpeg.
-final class NetworkTests: XCTestCase {
-    var dir = ""
+final class NetworkTests: TemporaryDirectoryTestCase {
     let key = "s3cr3tKEY42"
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
 
     func requireNginx() throws {
         try XCTSkipUnless(RTMPServer.isAvailable, "nginx with libnginx-mod-rtmp missing: run scripts/setup --test")
@@ -27,18 +23,18 @@ final class NetworkTests: XCTestCase {
         try server.start()
         defer { server.stop() }
         let url = "rtmp://127.0.0.1:\(server.port)/live/\(key)"
-        var live: Background?
+        var live: ChildProcess?
         let r = try Tools.livemux(["record", "--size", "160x120", "--fps", "30", "-t", "4", "-o", url], timeout: 30) { _ in
             usleep(1_200_000)
-            live = try? Background("ffprobe", ["-v", "error", "-rw_timeout", "5000000", "-of", "json", "-show_streams", url],
+            live = try? ChildProcess.background("ffprobe", ["-v", "error", "-rw_timeout", "5000000", "-of", "json", "-show_streams", url],
                                    directory: self.dir, name: "liveprobe")
         }
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertFalse(r.stderr.contains(key), "the stream key is never printed: \(r.stderr)")
         let probe = try XCTUnwrap(live)
-        probe.wait(timeout: 10)
-        let streams = String(decoding: probe.stdout, as: UTF8.self)
-        XCTAssertTrue(streams.contains("\"codec_name\": \"h264\""), "live ffprobe sees video: \(streams) \(probe.stderr)")
+        probe.finish(within: 10)
+        let streams = String(decoding: probe.stdoutFile, as: UTF8.self)
+        XCTAssertTrue(streams.contains("\"codec_name\": \"h264\""), "live ffprobe sees video: \(streams) \(probe.stderrFile)")
         XCTAssertTrue(streams.contains("\"codec_name\": \"aac\""), "live ffprobe sees audio: \(streams)")
 
         server.stop()  // finishes the recording
@@ -113,13 +109,13 @@ final class NetworkTests: XCTestCase {
     func testTCPAndSRTOutputs() throws {
         let (tcp, srt, refusing) = (try Network.freePort(), try Network.freePort(), try Network.freePort())
         let secret = "pass\(key)"
-        let tcpViewer = try Background("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", "tcp://127.0.0.1:\(tcp)?listen=1",
+        let tcpViewer = try ChildProcess.background("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", "tcp://127.0.0.1:\(tcp)?listen=1",
                                                   "-c", "copy", "\(dir)/tcp.flv"], directory: dir, name: "tcp")
-        let srtViewer = try Background("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", "srt://127.0.0.1:\(srt)?mode=listener&passphrase=\(secret)",
+        let srtViewer = try ChildProcess.background("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", "srt://127.0.0.1:\(srt)?mode=listener&passphrase=\(secret)",
                                                   "-c", "copy", "-f", "asf", "\(dir)/srt.asf"], directory: dir, name: "srt")
-        let refuser = try Background("ffmpeg", ["-nostdin", "-v", "quiet", "-i", "srt://127.0.0.1:\(refusing)?mode=listener&timeout=8000000",
+        let refuser = try ChildProcess.background("ffmpeg", ["-nostdin", "-v", "quiet", "-i", "srt://127.0.0.1:\(refusing)?mode=listener&timeout=8000000",
                                                 "-f", "null", "-"], directory: dir, name: "refuser")
-        defer { kill(refuser.process.processIdentifier, SIGKILL); refuser.wait(timeout: 2) }
+        defer { refuser.end(signal: SIGKILL) }
         usleep(500_000)
         // -v: FFmpeg's own log is on, and its protocols print the URLs they open.
         let r = try Tools.livemux(["record", "-v", "--size", "160x120", "-t", "2", "--reconnect-attempts", "1", "--reconnect-delay", "0.1",
@@ -132,8 +128,8 @@ final class NetworkTests: XCTestCase {
                                         + "gave up after 1 reconnect attempt: "), r.stderr)
         XCTAssertFalse(r.stderr.contains(key), "the passphrase is never printed, not even by FFmpeg's log: \(r.stderr)")
         XCTAssertTrue(r.stderr.contains("srt://127.0.0.1:\(refusing)?passphrase=**** stopped"), r.stderr)
-        tcpViewer.wait(timeout: 10)
-        srtViewer.wait(timeout: 10)
+        tcpViewer.finish(within: 10)
+        srtViewer.finish(within: 10)
         for path in ["\(dir)/tcp.flv", "\(dir)/srt.asf"] {
             let (v, a) = try packetCounts(path)
             XCTAssertEqual(v, 60, path)
@@ -146,7 +142,7 @@ final class NetworkTests: XCTestCase {
     /// line) while the file recording beside it keeps every frame at real-time speed.
     func testSlowOutputDropsVideoAndNeverSlowsTheRecording() throws {
         let port = try Network.freePort()
-        let sink = try Background("python3", ["-c", """
+        let sink = try ChildProcess.background("python3", ["-c", """
             import socket, time
             s = socket.socket()
             s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
@@ -156,7 +152,7 @@ final class NetworkTests: XCTestCase {
                 try: conns.append(s.accept()[0])
                 except socket.timeout: pass
             """], directory: dir, name: "sink")
-        defer { kill(sink.process.processIdentifier, SIGKILL); sink.wait(timeout: 2) }
+        defer { sink.end(signal: SIGKILL) }
         let deadline = Date().addingTimeInterval(5)
         while !Network.canConnect(port: port) && Date() < deadline { usleep(50_000) }
         let file = "\(dir)/rec.flv"
@@ -196,8 +192,8 @@ final class NetworkTests: XCTestCase {
     func testServeToConcurrentViewers() throws {
         let port = try Network.freePort()
         let base = "http://127.0.0.1:\(port)"
-        var viewers: [Background] = []
-        var late: Background?
+        var viewers: [ChildProcess] = []
+        var late: ChildProcess?
         var replies: [String] = []
         var stalled: Int32 = -1
         let seconds = 5.0
@@ -208,11 +204,11 @@ final class NetworkTests: XCTestCase {
             // A viewer that asks and then never reads.
             stalled = Network.connect(port: port)
             _ = Array("GET /live.flv HTTP/1.1\r\nHost: x\r\n\r\n".utf8).withUnsafeBytes { send(stalled, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            viewers.append(try! Background("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", "\(base)/live.flv", "-c", "copy", "\(self.dir)/v1.flv"],
+            viewers.append(try! ChildProcess.background("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", "\(base)/live.flv", "-c", "copy", "\(self.dir)/v1.flv"],
                                            directory: self.dir, name: "v1"))
-            viewers.append(try! Background("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", "\(base)/live.asf", "-c", "copy", "-f", "asf", "\(self.dir)/v2.asf"],
+            viewers.append(try! ChildProcess.background("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", "\(base)/live.asf", "-c", "copy", "-f", "asf", "\(self.dir)/v2.asf"],
                                            directory: self.dir, name: "v2"))
-            viewers.append(try! Background("ffmpeg", ["-nostdin", "-v", "error", "-i", "\(base)/live.flv", "-f", "null", "-"],
+            viewers.append(try! ChildProcess.background("ffmpeg", ["-nostdin", "-v", "error", "-i", "\(base)/live.flv", "-f", "null", "-"],
                                            directory: self.dir, name: "v3"))
             // Malformed and unknown requests, answered while the stream goes on.
             replies.append(Network.exchange(port: port, Array("GET /nothing HTTP/1.1\r\n\r\n".utf8)))
@@ -220,7 +216,7 @@ final class NetworkTests: XCTestCase {
             replies.append(Network.exchange(port: port, [UInt8](repeating: 65, count: 20000)))
             replies.append(Network.exchange(port: port, Array("POST /live.flv HTTP/1.1\r\n\r\n".utf8)))
             usleep(2_600_000)
-            late = try? Background("ffprobe", ["-v", "error", "-of", "json", "-show_packets", "-read_intervals", "%+0.5", "\(base)/live.flv"],
+            late = try? ChildProcess.background("ffprobe", ["-v", "error", "-of", "json", "-show_packets", "-read_intervals", "%+0.5", "\(base)/live.flv"],
                                    directory: self.dir, name: "late")
         }
         if stalled >= 0 { close(stalled) }
@@ -231,8 +227,8 @@ final class NetworkTests: XCTestCase {
         XCTAssertTrue(replies[2].hasPrefix("HTTP/1.1 400"), replies[2])
         XCTAssertTrue(replies[3].hasPrefix("HTTP/1.1 405"), replies[3])
 
-        for v in viewers { v.wait(timeout: 10) }
-        XCTAssertEqual(viewers[2].stderr, "", "the decoding viewer saw no errors")
+        for v in viewers { v.finish(within: 10) }
+        XCTAssertEqual(viewers[2].stderrFile, "", "the decoding viewer saw no errors")
         for (path, opts) in [("\(dir)/v1.flv", [String]()), ("\(dir)/v2.asf", [])] {
             let (v, a) = try packetCounts(path)
             XCTAssertGreaterThanOrEqual(Double(v), 0.95 * 30 * seconds, path)
@@ -243,10 +239,10 @@ final class NetworkTests: XCTestCase {
         XCTAssertEqual(try packetCounts("\(dir)/rec.asf").video, 150)
 
         let lateProbe = try XCTUnwrap(late)
-        lateProbe.wait(timeout: 10)
+        lateProbe.finish(within: 10)
         struct Packets: Decodable { let packets: [Probe.Packet]? }
-        let packets = try JSONDecoder().decode(Packets.self, from: lateProbe.stdout).packets ?? []
-        let firstVideo = try XCTUnwrap(packets.first { $0.stream_index == 0 }, lateProbe.stderr)
+        let packets = try JSONDecoder().decode(Packets.self, from: lateProbe.stdoutFile).packets ?? []
+        let firstVideo = try XCTUnwrap(packets.first { $0.stream_index == 0 }, lateProbe.stderrFile)
         XCTAssertTrue(firstVideo.flags.hasPrefix("K"), "a late viewer starts at a keyframe: \(firstVideo)")
         XCTAssertGreaterThan(Double(firstVideo.dts_time ?? "0") ?? 0, 1.0, "the late viewer joined mid-stream")
     }

@@ -4,12 +4,7 @@ import XCTest
 /// Output files as ffmpeg treats them: `-y` overwrites, `-n` and the default refuse an existing
 /// file (exit 64, nothing created or truncated), a name that disagrees with `-f` warns once, and
 /// a container livemux does not write is named as such (issue 18, items 5–7).
-final class OutputFileTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class OutputFileTests: TemporaryDirectoryTestCase {
     let short = ["-q", "--no-realtime", "-t", "0.3", "--size", "160x120"]
 
     func contents(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }

@@ -3,12 +3,7 @@ import XCTest
 
 /// Inputs and outputs named as ffmpeg names them (issue 32, item 10): `-` and `pipe:0` read stdin,
 /// `file:NAME` is the file NAME (with the usual exists/-y rule on NAME), `pipe:1` is stdout.
-final class PipeAndFileNamesTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class PipeAndFileNamesTests: TemporaryDirectoryTestCase {
     /// 1 s of 160x120 H.264 + AAC in FLV, made by livemux.
     func source() throws -> String {
         let path = "\(dir)/in.flv"

@@ -11,12 +11,7 @@ import XCTest
 /// a remote server, and ffplay without a window (`-nodisp -autoexit`: it quits at the end of a
 /// bounded stream). A README command missing from the table, or a table entry missing from the
 /// README, fails the test.
-final class ReadmeExampleTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class ReadmeExampleTests: TemporaryDirectoryTestCase {
     struct Example {
         /// The command as README.md has it, without its comment.
         let readme: String

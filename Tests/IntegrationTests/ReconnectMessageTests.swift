@@ -5,12 +5,7 @@ import XCTest
 /// message to the last, the masked URL once a line, the first wait about --reconnect-delay's
 /// default of 0.5 s, and, when it is given up while the file goes on, every output's fate on the
 /// last line and exit 1.
-final class ReconnectMessageTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class ReconnectMessageTests: TemporaryDirectoryTestCase {
     func testMessagesAgreeAndTheRunFails() throws {
         let port = try Network.freePort(), file = "\(dir)/rec.flv"
         let masked = "rtmp://127.0.0.1:\(port)/live/****"

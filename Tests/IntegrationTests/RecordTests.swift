@@ -2,12 +2,7 @@ import Foundation
 import XCTest
 
 /// `livemux record` end to end: real encoders, real muxers, read back with ffprobe, ffmpeg and ffplay.
-final class RecordTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class RecordTests: TemporaryDirectoryTestCase {
     struct Expected {
         var vcodec = "h264"
         var width = 320
@@ -162,7 +157,7 @@ final class RecordTests: XCTestCase {
         let path = "\(dir)/int.asf"
         let r = try Tools.livemux(["record", "-q", "--size", "320x240", "-o", path], timeout: 30) { process in
             Thread.sleep(forTimeInterval: 2.5)
-            process.interrupt()
+            process.signal(SIGINT)
         }
         XCTAssertEqual(r.status, 0, r.stderr)
         let p = try Tools.probe(path)
@@ -226,14 +221,11 @@ final class RecordTests: XCTestCase {
     /// A live device: an X screen (Xvfb) through x11grab, converted from BGR0 by libswscale, with
     /// the test tone on the same wall clock.
     func testScreenCaptureWithTone() throws {
-        let display = ":\(200 + Int(getpid() % 500))"
-        let xvfb = Process()
-        xvfb.executableURL = URL(fileURLWithPath: "/usr/bin/Xvfb")
-        xvfb.arguments = [display, "-screen", "0", "320x240x24", "-nolisten", "tcp"]
-        xvfb.standardError = FileHandle.nullDevice
-        try xvfb.run()
-        defer { xvfb.terminate(); xvfb.waitUntilExit() }
-        Thread.sleep(forTimeInterval: 1)
+        // Xvfb picks a free display and writes its number once it takes clients.
+        let xvfb = try ChildProcess("/usr/bin/Xvfb", ["-displayfd", "1", "-screen", "0", "320x240x24", "-nolisten", "tcp"], stdout: .pipe)
+        defer { xvfb.end() }
+        let number = String(decoding: xvfb.stdout!.availableData, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let display = ":" + String(try XCTUnwrap(Int(number), "Xvfb did not start"))
         let path = "\(dir)/screen.asf"
         let r = try Tools.livemux(["record", "-q", "-t", "2", "--video", "x11grab:\(display)", "--video-opt", "video_size=320x240",
                                    "--video-opt", "framerate=30", "--size", "320x240", "-o", path])

@@ -6,14 +6,10 @@ import XCTest
 /// keyframe; a `push` relay connects after the publish and misses the first GOP's video, see
 /// docs/scaling.md); players read from the edge. Every frame livemux sent arrives at the edge, and
 /// what a player of the edge receives decodes.
-final class RelayTests: XCTestCase {
-    var dir = ""
+final class RelayTests: TemporaryDirectoryTestCase {
     let key = "relayKEY7"
     let seconds = 4
     let fps = 30
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
 
     func testOriginRelaysEveryFrameToTheEdgeAndItsPlayers() throws {
         try XCTSkipUnless(RTMPServer.isAvailable, "nginx with libnginx-mod-rtmp missing: run scripts/setup --test")
@@ -26,11 +22,11 @@ final class RelayTests: XCTestCase {
         defer { edge.stop() }
         usleep(500_000)  // the edge's static pull is playing (waiting for the publish) at the origin
 
-        var player: Background?
+        var player: ChildProcess?
         let r = try Tools.livemux(["record", "--size", "320x240", "--fps", String(fps), "-t", String(seconds),
                                    "-o", "\(dir)/sent.flv", "-o", "rtmp://127.0.0.1:\(origin.port)/live/\(key)"], timeout: 30) { _ in
             usleep(1_000_000)
-            player = try? Background("ffmpeg", ["-nostdin", "-v", "error", "-rw_timeout", "5000000",
+            player = try? ChildProcess.background("ffmpeg", ["-nostdin", "-v", "error", "-rw_timeout", "5000000",
                                                 "-i", "rtmp://127.0.0.1:\(edge.port)/live/\(self.key)", "-c", "copy", "\(self.dir)/player.flv"],
                                      directory: self.dir, name: "player")
         }
@@ -38,7 +34,7 @@ final class RelayTests: XCTestCase {
         let played = try XCTUnwrap(player)
         // A static pull outlives the publish: stopping the edge finishes its recording and ends the player.
         edge.stop()
-        played.wait(timeout: 15)
+        played.finish(within: 15)
         origin.stop()
 
         let sent = try Tools.probe("\(dir)/sent.flv")
@@ -55,7 +51,7 @@ final class RelayTests: XCTestCase {
 
         // The player joined a second in: it starts at a keyframe and has the rest of the stream.
         let atPlayer = try Tools.probe("\(dir)/player.flv")
-        XCTAssertGreaterThanOrEqual(atPlayer.stream("video")?.packetCount ?? 0, (seconds - 2) * fps, played.stderr)
+        XCTAssertGreaterThanOrEqual(atPlayer.stream("video")?.packetCount ?? 0, (seconds - 2) * fps, played.stderrFile)
         XCTAssertEqual(atPlayer.stream("audio")?.codec_name, "aac")
         XCTAssertEqual(try Tools.decodeErrors("\(dir)/player.flv"), "", "what the edge's player got decodes")
     }

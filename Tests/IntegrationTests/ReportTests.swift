@@ -5,12 +5,7 @@ import FoundationXML
 #endif
 
 /// `livemux report` on recordings LiveMux made, and on files with a deliberately bad interleave.
-final class ReportTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class ReportTests: TemporaryDirectoryTestCase {
     func report(_ path: String, svg: String? = nil) throws -> Tools.Result {
         try Tools.livemux(["report", path] + (svg.map { ["--svg", $0] } ?? []))
     }

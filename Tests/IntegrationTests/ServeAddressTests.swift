@@ -3,12 +3,7 @@ import XCTest
 
 /// `serve` says where viewers connect, once, and listens on IPv6 loopback and `localhost` too
 /// (issue 18, item 9). Port 0: the kernel picks a free port, and the printed URLs carry it.
-final class ServeAddressTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class ServeAddressTests: TemporaryDirectoryTestCase {
     /// Runs `serve` for 4 s and reads /live.flv through the URL it printed.
     func serveAndWatch(_ listen: String, expectHost: String) throws {
         let serve = try ServingLivemux(["serve", "--listen", listen, "-t", "4", "--size", "160x120"], directory: dir)

@@ -5,12 +5,7 @@ import XCTest
 /// stream and it decodes; a viewer that stops reading is cut off while the others and a recording
 /// keep every frame; a burst of 10,000 connection attempts and 1,000 idle connections crash
 /// nothing and stall nothing; HEAD, CORS, the index and --max-viewers.
-final class ServeScaleTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class ServeScaleTests: TemporaryDirectoryTestCase {
     /// Starts `serve` on a free port; the port.
     func serve(_ arguments: [String]) throws -> (ServingLivemux, Int) {
         let serve = try ServingLivemux(["serve", "--listen", "127.0.0.1:0"] + arguments, directory: dir)

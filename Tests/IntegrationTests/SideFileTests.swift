@@ -4,12 +4,7 @@ import XCTest
 /// Files livemux writes beside the media (`--stats FILE`, `report --svg FILE`) follow the output
 /// rules, and a failure before the recording starts ends with its `error:` line whatever options
 /// came with it (issue 32, items 1 and 2).
-final class SideFileTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class SideFileTests: TemporaryDirectoryTestCase {
     let short = ["-q", "--no-realtime", "-t", "0.3", "--size", "160x120"]
 
     func contents(_ path: String) -> Data? { FileManager.default.contents(atPath: path) }

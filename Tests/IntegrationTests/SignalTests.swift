@@ -2,18 +2,13 @@ import Foundation
 import XCTest
 
 /// Signals while recording: SIGTERM stops gracefully like SIGINT; a second SIGINT exits at once.
-final class SignalTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class SignalTests: TemporaryDirectoryTestCase {
     func testSIGTERMFinishesTheFile() throws {
         for format in ["asf", "flv"] {
             let path = "\(dir)/term.\(format)"
             let r = try Tools.livemux(["record", "-q", "--size", "160x120", "-o", path], timeout: 30) { process in
                 Thread.sleep(forTimeInterval: 2)
-                process.terminate()
+                process.signal(SIGTERM)
             }
             XCTAssertEqual(r.status, 0, r.stderr)
             XCTAssertEqual(r.stderr, "")

@@ -3,12 +3,7 @@ import XCTest
 
 /// Issue 18, items 2 and 4: an explicit source keeps its own size, frame rate, sample rate and
 /// channels unless options ask for others; frame rates are exact rationals (29.97 = 30000/1001).
-final class SourceFormatTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class SourceFormatTests: TemporaryDirectoryTestCase {
     struct Format: Equatable {
         var width: Int?, height: Int?, rate: String?, sampleRate: String?, channels: Int?
     }

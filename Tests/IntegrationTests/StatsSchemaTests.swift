@@ -4,12 +4,7 @@ import XCTest
 /// `--stats` lines against docs/stats.schema.json, with Debian's python3-jsonschema (issue 18,
 /// item 12): every field named with its unit, nothing undocumented, and a last line that covers
 /// the whole run instead of repeating the previous media time with a bit rate of 0.
-final class StatsSchemaTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class StatsSchemaTests: TemporaryDirectoryTestCase {
     static let validator = """
     import json, sys
     from jsonschema.validators import validator_for

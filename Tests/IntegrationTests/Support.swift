@@ -1,7 +1,8 @@
 import Foundation
 import XCTest
 
-/// Runs programs and reads LiveMux's output back with independent tools (ffprobe, ffmpeg, ffplay).
+/// Runs programs (`ChildProcess`) and reads LiveMux's output back with independent tools (ffprobe,
+/// ffmpeg, ffplay).
 enum Tools {
     static let packageRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .deletingLastPathComponent().deletingLastPathComponent()
@@ -20,48 +21,31 @@ enum Tools {
         var stdoutText: String { String(decoding: stdout, as: UTF8.self) }
     }
 
-    /// Runs a program to its end (killing it after `timeout` seconds) and collects its output;
-    /// its stdin is the file `stdinFrom`, else empty.
+    /// Runs a program to its end (interrupting it after `timeout` seconds, a failure) and collects
+    /// its output; its stdin is the file `stdinFrom`, else empty. `whileRunning` is called once it
+    /// started (to signal it, or change what it records meanwhile).
     @discardableResult
     static func run(_ program: String, _ arguments: [String], stdoutTo file: String? = nil, stdinFrom input: String? = nil,
                     environment: [String: String] = [:], timeout: Double = 120,
-                    whileRunning: ((Process) -> Void)? = nil) throws -> Result {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program.hasPrefix("/") ? program : "/usr/bin/\(program)")
-        process.arguments = arguments
-        var env = ProcessInfo.processInfo.environment
-        env.merge(environment) { _, new in new }
-        process.environment = env
-        process.standardInput = try input.map { try FileHandle(forReadingFrom: URL(fileURLWithPath: $0)) } ?? FileHandle.nullDevice
-        let outPipe = Pipe(), errPipe = Pipe()
-        if let file {
-            FileManager.default.createFile(atPath: file, contents: nil)
-            process.standardOutput = FileHandle(forWritingAtPath: file)!
-        } else {
-            process.standardOutput = outPipe
-        }
-        process.standardError = errPipe
+                    whileRunning: ((ChildProcess) -> Void)? = nil) throws -> Result {
         let started = Date()
-        try process.run()
+        let child = try ChildProcess(program, arguments, environment: environment, stdin: input,
+                                     stdout: file.map { .file($0) } ?? .pipe, stderr: .pipe)
         // Read both pipes on other threads so a full pipe never blocks the child.
-        let out = PipeReader(file == nil ? outPipe.fileHandleForReading : nil)
-        let err = PipeReader(errPipe.fileHandleForReading)
-        whileRunning?(process)
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        if process.isRunning {
-            process.interrupt()
-            usleep(500_000)
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        let out = PipeReader(child.stdout)
+        let err = PipeReader(child.stderr)
+        whileRunning?(child)
+        if child.wait(timeout: timeout) == nil {
+            child.end(signal: SIGINT, grace: 0.5)
             XCTFail("\(program) \(arguments.joined(separator: " ")) ran longer than \(timeout) s")
         }
-        process.waitUntilExit()
-        return Result(status: process.terminationStatus, stdout: out.finish(), stderr: String(decoding: err.finish(), as: UTF8.self),
+        let status = child.wait()!
+        return Result(status: status, stdout: out.finish(), stderr: String(decoding: err.finish(), as: UTF8.self),
                       seconds: Date().timeIntervalSince(started))
     }
 
     static func livemux(_ arguments: [String], stdoutTo file: String? = nil, stdinFrom input: String? = nil, timeout: Double = 120,
-                        whileRunning: ((Process) -> Void)? = nil) throws -> Result {
+                        whileRunning: ((ChildProcess) -> Void)? = nil) throws -> Result {
         try run(livemux, arguments, stdoutTo: file, stdinFrom: input, timeout: timeout, whileRunning: whileRunning)
     }
 

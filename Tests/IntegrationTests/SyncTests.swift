@@ -4,12 +4,7 @@ import XCTest
 /// A/V sync measured on the output: `avsynctest` flashes the picture and beeps at the same instants;
 /// the recording is decoded by ffmpeg (per-frame luma, raw PCM) and every flash frame's timestamp
 /// is compared with the onset of its beep.
-final class SyncTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class SyncTests: TemporaryDirectoryTestCase {
     /// Records avsynctest (a beep and flash every second) and returns beep onset − flash time, in
     /// milliseconds, for every flash.
     func offsets(fps: Int, rate: Int, realtime: Bool = false, format: String = "asf", flashDelay: Int = 0,

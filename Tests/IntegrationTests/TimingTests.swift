@@ -2,12 +2,7 @@ import Foundation
 import XCTest
 
 /// Drift, `--stats`, and timestamps read back from real recordings.
-final class TimingTests: XCTestCase {
-    var dir = ""
-
-    override func setUpWithError() throws { dir = try Tools.temporaryDirectory() }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class TimingTests: TemporaryDirectoryTestCase {
     /// The `--stats` lines of a run, decoded.
     static func statsLines(_ path: String) throws -> [[String: Any]] {
         let text = try String(contentsOfFile: path, encoding: .utf8)

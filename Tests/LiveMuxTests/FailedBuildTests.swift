@@ -6,11 +6,7 @@ import XCTest
 /// must not gain a thread or a descriptor per attempt (issue 27, item 2). Before, each attempt
 /// with an RTMP output and `listen` before a file that could not be created left the network
 /// output's two threads and the server's two descriptors behind.
-final class FailedBuildTests: XCTestCase {
-    var dir = ""
-    override func setUpWithError() throws { dir = NSTemporaryDirectory() + "livemux-failed-build-\(UUID().uuidString)" }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
-
+final class FailedBuildTests: TemporaryDirectoryTestCase {
     static func count(_ folder: String) -> Int { (try? FileManager.default.contentsOfDirectory(atPath: folder).count) ?? -1 }
 
     /// Tiny built-in sources, so that building is quick.
@@ -48,7 +44,7 @@ final class FailedBuildTests: XCTestCase {
             XCTAssertEqual(Self.count("/proc/self/fd"), descriptors, "\(name): descriptors left behind")
         }
         busy.stop()
-        XCTAssertFalse(FileManager.default.fileExists(atPath: dir), "nothing created")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir), [], "nothing created")
     }
 
     /// FFmpeg's lines (libx264's options line on open, masked) go to the app's handler, not stderr.

@@ -72,15 +72,11 @@ final class AudioSpecificConfigTests: XCTestCase {
 
 /// The public `Muxer` API fed from a test: the same packets in different packagings must decode
 /// identically; bad packets are counted, not fatal; a resolution change works in FLV.
-final class MuxerAPITests: XCTestCase {
-    var dir = ""
-
+final class MuxerAPITests: TemporaryDirectoryTestCase {
     override func setUpWithError() throws {
-        dir = FileManager.default.temporaryDirectory.appendingPathComponent("livemux-muxer-\(UUID().uuidString)").path
-        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        try super.setUpWithError()
         FFmpegLog.setLevel(.quiet)
     }
-    override func tearDownWithError() throws { try? FileManager.default.removeItem(atPath: dir) }
 
     @discardableResult
     func run(_ program: String, _ args: [String]) throws -> (status: Int32, out: String, err: String) {

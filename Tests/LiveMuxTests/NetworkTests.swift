@@ -144,6 +144,38 @@ final class OutputQueueTests: XCTestCase {
         XCTAssertEqual(q.push(video(4, key: true)), .queued)
         XCTAssertEqual(q.push(audio(5)), .queued)
     }
+
+    /// A restart looks only at what is still queued, keeps the header and the trailer, and ends
+    /// a skip that an overflow started (the new connection starts at a keyframe anyway).
+    func testRestartConsidersOnlyWhatIsStillQueuedAndKeepsTheTrailer() {
+        var q = OutputQueue(limit: 3)
+        _ = q.push(Chunk(kind: .header, bytes: [9]))
+        _ = q.push(video(0, key: true))
+        XCTAssertEqual(q.pop()?.kind, .header)
+        XCTAssertEqual(q.pop()?.kind, video(0, key: true).kind)
+        _ = q.push(video(1))
+        _ = q.push(audio(2))
+        _ = q.push(video(3, key: true))
+        XCTAssertEqual(q.push(video(4)), .dropped, "full: the newest droppable video goes")
+        XCTAssertTrue(q.skippingVideo)
+        _ = q.push(Chunk(kind: .trailer, bytes: [8]))
+        q.restartAtKeyframe()
+        XCTAssertFalse(q.skippingVideo)
+        XCTAssertFalse(q.awaitingKeyframe, "a keyframe is queued")
+        XCTAssertEqual(drain(&q), [video(3, key: true).kind, .trailer], "before the keyframe: dropped; the trailer stays")
+        XCTAssertEqual(q.dropped, 3, "v4 by the overflow, v1 and a2 by the restart")
+    }
+
+    /// Waiting for a keyframe after a restart drops media, never the end of the stream.
+    func testATrailerWhileAwaitingAKeyframeIsQueued() {
+        var q = OutputQueue(limit: 10)
+        _ = q.push(video(0))
+        q.restartAtKeyframe()
+        XCTAssertTrue(q.awaitingKeyframe)
+        XCTAssertEqual(q.push(video(1)), .dropped)
+        XCTAssertEqual(q.push(Chunk(kind: .trailer, bytes: [8])), .queued)
+        XCTAssertEqual(drain(&q), [.trailer])
+    }
 }
 
 final class ReconnectPolicyTests: XCTestCase {
@@ -156,6 +188,33 @@ final class ReconnectPolicyTests: XCTestCase {
         XCTAssertEqual(p.delay(beforeAttempt: 50, random: 0.5), 4.0, accuracy: 0.001, "capped")
         XCTAssertEqual(p.delay(beforeAttempt: 1, random: 0), 0.4, accuracy: 0.001, "jitter takes off at most 20%")
         XCTAssertEqual(p.delay(beforeAttempt: 1, random: 0.999999), 0.6, accuracy: 0.001, "and adds at most 20%")
+    }
+
+    /// Every wait lies in [0.8, 1.2) of its backoff, whatever the random number, so retries of
+    /// many outputs spread out yet never wait much longer than asked.
+    func testEveryWaitIsWithinTheJitterOfItsBackoff() {
+        let p = ReconnectPolicy(firstDelay: 0.25, maxDelay: 6, attempts: 10)
+        for n in 1...12 {
+            let backoff = min(6, 0.25 * Double(1 << (n - 1)))
+            for step in 0..<100 {
+                let wait = p.delay(beforeAttempt: n, random: Double(step) / 100)
+                XCTAssertGreaterThanOrEqual(wait, backoff * (1 - ReconnectPolicy.jitter) - 1e-12, "attempt \(n)")
+                XCTAssertLessThan(wait, backoff * (1 + ReconnectPolicy.jitter), "attempt \(n)")
+            }
+        }
+    }
+
+    /// Out-of-range inputs stay within the bounds: an attempt number below 1 is the first, one
+    /// past any exponent is the cap (no overflow), a random number outside [0, 1) is clamped.
+    func testOutOfRangeInputsStayWithinTheBounds() {
+        let p = ReconnectPolicy(firstDelay: 0.5, maxDelay: 10, attempts: 3)
+        XCTAssertEqual(p.delay(beforeAttempt: 0, random: 0.5), 0.5, accuracy: 1e-9)
+        XCTAssertEqual(p.delay(beforeAttempt: -3, random: 0.5), 0.5, accuracy: 1e-9)
+        XCTAssertEqual(p.delay(beforeAttempt: Int.max, random: 0.5), 10, accuracy: 1e-9)
+        XCTAssertEqual(p.delay(beforeAttempt: 1, random: -1), 0.4, accuracy: 1e-9)
+        XCTAssertEqual(p.delay(beforeAttempt: 1, random: 7), 0.6, accuracy: 1e-9)
+        let capped = ReconnectPolicy(firstDelay: 5, maxDelay: 2, attempts: 3)
+        XCTAssertEqual(capped.delay(beforeAttempt: 1, random: 0.5), 2, accuracy: 1e-9, "the cap wins over the first delay")
     }
 }
 

@@ -15,21 +15,34 @@ final class StreamHubTests: XCTestCase {
         return fds[1]
     }
 
-    /// Reads until the server closes (or 10 s pass).
-    static func readAll(_ fd: Int32) -> [UInt8] {
+    /// Reads until the server closes (or nothing comes for 10 s).
+    static func read(_ fd: Int32, into received: Received) {
         var tv = timeval(tv_sec: 10, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
-        var all: [UInt8] = []
         var buffer = [UInt8](repeating: 0, count: 65536)
         while true {
             let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n <= 0 { return all }
-            all += buffer[..<n]
+            if n <= 0 { return }
+            received.append(buffer[..<n])
         }
     }
 
+    /// Bytes a viewer received, as they come (appended by its reading thread, read by the test).
+    final class Received: @unchecked Sendable {
+        private let lock = NSLock()
+        private var received: [UInt8] = []  // guarded by `lock`
+        func append(_ more: ArraySlice<UInt8>) { lock.withLock { received += more } }
+        var bytes: [UInt8] { lock.withLock { received } }
+        var count: Int { lock.withLock { received.count } }
+    }
+
+    /// Chunks the writer lets the reading viewer fall behind: well under the 256 past which the
+    /// hub cuts a viewer off (4 × the queue limit), so only the stalled viewer is cut.
+    static let chunksAhead = 96
+
     /// An HTTP/1.0 viewer gets the head and then every byte the muxer wrote, in order; one that
-    /// reads nothing is cut off after its bounded backlog; the muxer's writes never wait for either.
+    /// reads nothing is cut off after its bounded backlog; the muxer's writes never wait for either:
+    /// all of them end, within a deadline, while the stalled viewer reads nothing.
     func testViewerGetsEveryByteAndAStalledOneIsCutOff() throws {
         let hub = StreamHub(name: "/live.flv", contentType: "video/x-flv", queueLimit: 64, countDropped: { _ in })
         let server = try HTTPServer(address: ListenAddress(host: "127.0.0.1", port: 0), routes: ["/live.flv": hub])
@@ -38,29 +51,37 @@ final class StreamHubTests: XCTestCase {
         let reader = try viewer(of: server, request: "GET /live.flv HTTP/1.0\r\n\r\n")
         let stalled = try viewer(of: server, request: "GET /live.flv HTTP/1.1\r\n\r\n")
         defer { close(reader); close(stalled) }
-        final class Received: @unchecked Sendable { var bytes: [UInt8] = [] }  // written before `done`, read after
         let received = Received()
-        let done = DispatchSemaphore(value: 0)
-        Thread.detachNewThread { received.bytes = Self.readAll(reader); done.signal() }
+        let reading = WatchedThread("reader") { Self.read(reader, into: received) }
 
-        var expected: [UInt8] = []
-        var slowest = 0.0
-        func write(_ kind: Chunk.Kind, _ bytes: [UInt8]) throws {
-            let started = Date()
-            try hub.write(Chunk(kind: kind, bytes: bytes))
-            slowest = max(slowest, Date().timeIntervalSince(started))
-            expected += bytes
+        final class Written: @unchecked Sendable { var bytes: [UInt8] = [] }  // written by the writer, read after it ended
+        let written = Written(), errors = ErrorBox()
+        let chunkSize = 4096
+        let writer = WatchedThread("muxer") {
+            func write(_ kind: Chunk.Kind, _ bytes: [UInt8]) throws {
+                try hub.write(Chunk(kind: kind, bytes: bytes))
+                written.bytes += bytes
+            }
+            do {
+                try write(.header, Array("FLV-header".utf8))
+                // 2000 chunks of 4 KiB (8 MB), keyframes only, so nothing may be dropped for the reader,
+                // which is let fall behind by at most `chunksAhead` chunks.
+                for i in 0..<2000 {
+                    let deadline = Date().addingTimeInterval(MuxQueueTests.deadline)
+                    while received.count + Self.chunksAhead * chunkSize < written.bytes.count {
+                        guard Date() < deadline else { throw LiveMuxError.output("the reading viewer stopped at \(received.count) bytes") }
+                        usleep(1_000)
+                    }
+                    try write(.media(stream: .video, dts: Int64(i), isKeyframe: true), [UInt8](repeating: UInt8(i % 251), count: chunkSize))
+                }
+                try write(.trailer, Array("end".utf8))
+                try hub.close()
+            } catch { errors.set(error) }
         }
-        try write(.header, Array("FLV-header".utf8))
-        // 2000 chunks of 4 KiB (8 MB), keyframes only, so nothing may be dropped for the reader.
-        for i in 0..<2000 {
-            try write(.media(stream: .video, dts: Int64(i), isKeyframe: true), [UInt8](repeating: UInt8(i % 251), count: 4096))
-            if i % 20 == 0 { usleep(5_000) }  // at most 20 chunks a take: fewer than the 256 of the hard limit
-        }
-        try write(.trailer, Array("end".utf8))
-        try hub.close()
-        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
-        XCTAssertLessThan(slowest, 0.05, "a write only queues")
+        XCTAssertTrue(writer.finishes(within: 6 * MuxQueueTests.deadline), "the writes waited for a viewer")
+        XCTAssertNil(errors.error)
+        XCTAssertTrue(reading.finishes(within: MuxQueueTests.deadline), "the server closed the reader")
+        let expected = written.bytes
 
         let text = String(decoding: received.bytes.prefix(200), as: UTF8.self)
         let headText = text[..<(try XCTUnwrap(text.range(of: "\r\n\r\n"))).lowerBound]
@@ -72,7 +93,9 @@ final class StreamHubTests: XCTestCase {
         XCTAssertTrue(body == expected, "every byte, in order")
 
         // The stalled viewer was cut off long before its 8 MB: what it can still read is bounded.
-        let stalledBytes = Self.readAll(stalled).count
+        let rest = Received()
+        Self.read(stalled, into: rest)
+        let stalledBytes = rest.count
         XCTAssertLessThan(stalledBytes, 4 << 20, "cut off after a bounded backlog")
     }
 }

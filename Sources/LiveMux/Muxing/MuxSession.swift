@@ -14,7 +14,7 @@ import POSIX
 /// and end their streams; `finish` waits for the mux thread and throws the first failure.
 final class MuxSession: @unchecked Sendable {
     /// One writer of the `OutputGraph`, with its sinks.
-    private struct Route {
+    struct Route {
         let format: ContainerFormat
         let seekable: Bool
         var sinks: [ChunkSink] = []
@@ -42,7 +42,7 @@ final class MuxSession: @unchecked Sendable {
     /// The mux thread, joined by `finish`.
     private var muxWorker: WorkerThread?
     // Set in init and start (before any thread runs), then read only.
-    private var routes: [Route]
+    private(set) var routes: [Route]
     private var networkSinks: [NetworkSink] = []  // set in init, then read only
     /// The live viewers' hubs, one per container, when the session serves (`listen`).
     private let hubs: [StreamHub]
