@@ -57,10 +57,12 @@ final class MuxQueue: @unchecked Sendable {
     }
 
     /// Queues several packets under one lock (a producer reading a file), then waits while a
-    /// stream's queue is full. The queues may go past their capacity by the batch; waiting only
+    /// stream's queue is full, unless `waitingForRoom` is false (a muxer's packets that waited for
+    /// the streams' parameters: the one that completed them may be the only one that can make
+    /// room, on this very thread). The queues may go past their capacity by the batch; waiting only
     /// afterwards means no packet is held back from an interleaving decision. False once cancelled.
     @discardableResult
-    func push(contentsOf packets: [EncodedPacket]) -> Bool {
+    func push(contentsOf packets: [EncodedPacket], waitingForRoom: Bool = true) -> Bool {
         condition.lock()
         defer { condition.unlock() }
         if cancelled { return false }
@@ -69,7 +71,7 @@ final class MuxQueue: @unchecked Sendable {
             pushedWhileWaiting += packets.count
             if pushedWhileWaiting >= wakeBatch || interleaver.anyCount(atLeast: capacity) { condition.broadcast() }
         }
-        while !cancelled && interleaver.anyCount(atLeast: capacity) {
+        while waitingForRoom && !cancelled && interleaver.anyCount(atLeast: capacity) {
             producersWaiting += 1
             condition.wait()
             producersWaiting -= 1

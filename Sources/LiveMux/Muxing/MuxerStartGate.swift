@@ -125,8 +125,11 @@ final class MuxerStartGate: @unchecked Sendable {
         started = true
         if hasVideo && videoParameters == nil { queue.end(.video) }
         if hasAudio && audioParameters == nil { queue.end(.audio) }
+        // All at once and without waiting for room: with a thread per stream, the room a full
+        // video queue needs can only come from the next audio packet, which this very thread
+        // (holding `lock`) is to add after this one (it deadlocked; MuxerPendingPushTests).
         let waiting = pending
         pending.removeAll()
-        for p in waiting where !queue.push(p) { break }
+        queue.push(contentsOf: waiting, waitingForRoom: false)
     }
 }
