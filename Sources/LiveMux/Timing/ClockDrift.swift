@@ -1,4 +1,4 @@
-import Foundation
+import POSIX
 
 /// Audio is the master clock; video follows its drift, and only its drift.
 ///
@@ -23,26 +23,93 @@ import Foundation
 /// leaves an empty slot, which the encoder fills by duplicating a frame; a step back puts two
 /// frames on one slot, and the second is dropped.
 ///
-/// Locking: `lock` guards every field; the audio and video encoders may run on different threads.
-final class ClockDrift: @unchecked Sendable {
-    private let lock = NSLock()
-    /// The current second's reports (timeline − capture, µs) and its start (µs after the base).
-    private var current: [Double] = []
-    private var currentStart: Double?
-    /// One (time, median difference) per past second, the last `window` of them.
-    private var seconds: [(time: Double, difference: Double)] = []
-    /// The rate (µs of drift per µs) and the drift integrated from it (µs).
-    private var rate: Double?
-    private var drift: Double = 0
-    private var integratedTo: Double?
-    private var firstTime: Double?
-    /// The latest second's median difference (µs): offset + drift.
-    private var latest: Double = 0
-    /// The shift (µs) applied to video frames: a whole number of frame durations.
-    private var applied: Int64 = 0
-    private var steps = 0
-    /// Video frames since the last step.
-    private var framesSinceStep = Int.max
+/// The estimate lives in its lock (`Locked`): the audio and video encoders may run on different
+/// threads.
+final class ClockDrift: Sendable {
+    private struct Estimate {
+        /// The current second's reports (timeline − capture, µs) and its start (µs after the base).
+        private var current: [Double] = []
+        private var currentStart: Double?
+        /// One (time, median difference) per past second, the last `window` of them.
+        private var seconds: [(time: Double, difference: Double)] = []
+        /// The rate (µs of drift per µs) and the drift integrated from it (µs).
+        private var rate: Double?
+        private var drift: Double = 0
+        private var integratedTo: Double?
+        private var firstTime: Double?
+        /// The latest second's median difference (µs): offset + drift.
+        private var latest: Double = 0
+        /// The shift (µs) applied to video frames: a whole number of frame durations.
+        private var applied: Int64 = 0
+        private var steps = 0
+        /// Video frames since the last step.
+        private var framesSinceStep = Int.max
+
+        mutating func audioObserved(timeline: Int64, captured: Int64) {
+            let t = Double(captured)
+            let start = currentStart ?? t
+            currentStart = start
+            if t - start >= ClockDrift.second, !current.isEmpty {
+                closeSecond(at: start + ClockDrift.second / 2)
+                currentStart = t
+            }
+            current.append(Double(timeline - captured))
+            if firstTime == nil { firstTime = t }
+            if let rate, let first = firstTime {
+                if let from = integratedTo {
+                    drift += rate * (t - from)
+                    integratedTo = t
+                } else {
+                    drift = rate * (t - first)
+                }
+            }
+        }
+
+        /// Reduces the second's reports to their median and estimates the rate again.
+        private mutating func closeSecond(at time: Double) {
+            latest = Estimate.median(current)
+            current.removeAll(keepingCapacity: true)
+            seconds.append((time, latest))
+            if seconds.count > ClockDrift.window { seconds.removeFirst() }
+            guard seconds.count >= ClockDrift.minimumSeconds else { return }
+            var slopes: [Double] = []
+            slopes.reserveCapacity(seconds.count * ClockDrift.maximumLag)
+            for i in seconds.indices {
+                for j in seconds.indices where j > i && j - i <= ClockDrift.maximumLag {
+                    slopes.append((seconds[j].difference - seconds[i].difference) / (seconds[j].time - seconds[i].time))
+                }
+            }
+            rate = Estimate.median(slopes)
+            if seconds.count == ClockDrift.window, integratedTo == nil, let rate, let first = firstTime {
+                drift = rate * (time - first)
+                integratedTo = time
+            }
+        }
+
+        static func median(_ values: [Double]) -> Double {
+            let sorted = values.sorted()
+            return sorted.isEmpty ? 0 : sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        }
+
+        mutating func videoCorrection(frameDuration: Double) -> Int64 {
+            framesSinceStep = framesSinceStep == .max ? .max : framesSinceStep + 1
+            let gap = drift - Double(applied)
+            if abs(gap) > ClockDrift.stepAt * frameDuration && framesSinceStep >= ClockDrift.minimumSpacing {
+                applied += Int64((gap > 0 ? frameDuration : -frameDuration).rounded())
+                steps += 1
+                framesSinceStep = 0
+            }
+            return applied
+        }
+
+        var status: Status {
+            Status(driftMs: drift / 1000, driftPPM: (rate ?? 0) * 1e6, offsetMs: (latest - Double(applied)) / 1000,
+                   corrections: steps)
+        }
+    }
+
+    private let estimate = Locked(Estimate())
+
     /// How far (in frames) the drift goes from the correction before the correction steps.
     static let stepAt = 0.5
     /// 15 frames (0.5 s at 30 fps) follow drifts up to ~6%; a crystal is off by far less.
@@ -58,67 +125,12 @@ final class ClockDrift: @unchecked Sendable {
     /// Audio: a kept frame starts at `timeline` µs on the timeline and was captured `captured` µs
     /// after the timeline's base.
     func audioObserved(timeline: Int64, captured: Int64) {
-        let t = Double(captured)
-        lock.lock()
-        defer { lock.unlock() }
-        let start = currentStart ?? t
-        currentStart = start
-        if t - start >= Self.second, !current.isEmpty {
-            closeSecond(at: start + Self.second / 2)
-            currentStart = t
-        }
-        current.append(Double(timeline - captured))
-        if firstTime == nil { firstTime = t }
-        if let rate, let first = firstTime {
-            if let from = integratedTo {
-                drift += rate * (t - from)
-                integratedTo = t
-            } else {
-                drift = rate * (t - first)
-            }
-        }
-    }
-
-    /// Reduces the second's reports to their median and estimates the rate again.
-    private func closeSecond(at time: Double) {
-        latest = Self.median(current)
-        current.removeAll(keepingCapacity: true)
-        seconds.append((time, latest))
-        if seconds.count > Self.window { seconds.removeFirst() }
-        guard seconds.count >= Self.minimumSeconds else { return }
-        var slopes: [Double] = []
-        slopes.reserveCapacity(seconds.count * Self.maximumLag)
-        for i in seconds.indices {
-            for j in seconds.indices where j > i && j - i <= Self.maximumLag {
-                slopes.append((seconds[j].difference - seconds[i].difference) / (seconds[j].time - seconds[i].time))
-            }
-        }
-        rate = Self.median(slopes)
-        if seconds.count == Self.window, integratedTo == nil, let rate, let first = firstTime {
-            drift = rate * (time - first)
-            integratedTo = time
-        }
-    }
-
-    private static func median(_ values: [Double]) -> Double {
-        let sorted = values.sorted()
-        return sorted.isEmpty ? 0 : sorted.count % 2 == 1 ? sorted[sorted.count / 2] : (sorted[sorted.count / 2 - 1] + sorted[sorted.count / 2]) / 2
+        estimate.withLock { $0.audioObserved(timeline: timeline, captured: captured) }
     }
 
     /// Video: the shift (µs) to add to a frame's capture time; moves by one frame when the drift
     /// has gone far enough from it.
-    func videoCorrection(frameDuration: Double) -> Int64 {
-        lock.lock()
-        defer { lock.unlock() }
-        framesSinceStep = framesSinceStep == .max ? .max : framesSinceStep + 1
-        let gap = drift - Double(applied)
-        if abs(gap) > Self.stepAt * frameDuration && framesSinceStep >= Self.minimumSpacing {
-            applied += Int64((gap > 0 ? frameDuration : -frameDuration).rounded())
-            steps += 1
-            framesSinceStep = 0
-        }
-        return applied
-    }
+    func videoCorrection(frameDuration: Double) -> Int64 { estimate.withLock { $0.videoCorrection(frameDuration: frameDuration) } }
 
     struct Status: Sendable {
         /// How far the audio clock has drifted from the capture clock (ms): the integrated rate.
@@ -130,10 +142,5 @@ final class ClockDrift: @unchecked Sendable {
         var corrections: Int
     }
 
-    var status: Status {
-        lock.lock()
-        defer { lock.unlock() }
-        return Status(driftMs: drift / 1000, driftPPM: (rate ?? 0) * 1e6, offsetMs: (latest - Double(applied)) / 1000,
-                      corrections: steps)
-    }
+    var status: Status { estimate.withLock { $0.status } }
 }
