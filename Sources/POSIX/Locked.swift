@@ -11,9 +11,11 @@ import Glibc
 /// guards as a race.
 public final class Locked<State>: @unchecked Sendable {
     // `mutex` guards `state`; both pthread objects stay at one address for the object's life.
-    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
-    private var state: State
+    // `@usableFromInline` so that `withLock` is inlined and specialized in the modules that call
+    // it: the muxer's per-packet path takes it.
+    @usableFromInline let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    @usableFromInline let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    @usableFromInline var state: State
 
     public init(_ state: State) {
         self.state = state
@@ -32,6 +34,7 @@ public final class Locked<State>: @unchecked Sendable {
         mutex.deallocate()
     }
 
+    @inlinable
     public func withLock<R>(_ body: (inout State) throws -> R) rethrows -> R {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
