@@ -1,6 +1,5 @@
 import CFFmpeg
 import POSIX
-import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -15,8 +14,8 @@ public enum FFmpegLog {
 
     /// Takes one line, without its newline.
     public typealias Handler = @Sendable (String) -> Void
-    // Locking: the Mutex guards the handler and whether the callback is installed.
-    private static let state = Mutex<(handler: Handler?, installed: Bool)>((nil, false))
+    // The handler and whether the callback is installed live in their `Locked`.
+    private static let state = Locked<(handler: Handler?, installed: Bool)>((nil, false))
 
     public static func setLevel(_ level: Level) { av_log_set_level(level.rawValue) }
 

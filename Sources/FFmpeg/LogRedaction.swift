@@ -1,11 +1,11 @@
-import Synchronization
+import POSIX
 
 /// Keeps secrets out of FFmpeg's own log. libavformat's protocols print the URLs they open
 /// (`[srt @ …] Connection to srt://host?passphrase=… failed`), so once a secret is registered
 /// every log line goes through `FFmpegLog`'s callback, which replaces it with `****` first.
 public enum FFmpegLogRedaction {
-    // Locking: the Mutex guards the secrets the callback and `redact` share.
-    private static let registered = Mutex<[String]>([])
+    // The secrets the callback and `redact` share live in their `Locked`.
+    private static let registered = Locked<[String]>([])
 
     /// Registers strings that must never be printed (stream keys, passwords). Short strings (under
     /// 3 characters) are ignored: replacing them would garble the log without hiding anything.

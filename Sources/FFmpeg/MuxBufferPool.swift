@@ -1,5 +1,5 @@
 import Glibc
-import Synchronization
+import POSIX
 
 /// Buffers that muxed bytes are written into, reused instead of allocated for every packet: a
 /// dynamic buffer per packet (`avio_open_dyn_buf`, its context and its growing buffer) cost about
@@ -7,7 +7,7 @@ import Synchronization
 /// chunk, from any thread. Only small ones are kept, and not too many, so a keyframe's large
 /// buffer or a burst held by a slow sink does not stay as memory.
 ///
-/// Locking: the Mutex guards the spare buffers.
+/// Locking: the spare buffers live in their `Locked`.
 final class MuxBufferPool: Sendable {
     /// What a new buffer holds before it grows: a small packet's bytes.
     static let initialCapacity = 4096
@@ -20,7 +20,7 @@ final class MuxBufferPool: Sendable {
         let base: UnsafeMutableRawPointer
         let capacity: Int
     }
-    private let spare = Mutex<[Spare]>([])
+    private let spare = Locked<[Spare]>([])
 
     deinit { spare.withLock { list in list.forEach { free($0.base) } } }
 
