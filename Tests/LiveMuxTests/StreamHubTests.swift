@@ -65,6 +65,14 @@ final class StreamHubTests: XCTestCase {
             }
             do {
                 try write(.header, Array("FLV-header".utf8))
+                // The loop takes an adopted socket when it next wakes: a reader that joined late
+                // would start at the cached keyframe, without the chunks written before it.
+                // Its response head comes once it has joined.
+                let joinDeadline = Date().addingTimeInterval(MuxQueueTests.deadline)
+                while received.count == 0 {
+                    guard Date() < joinDeadline else { throw LiveMuxError.output("the reading viewer never got its response head") }
+                    usleep(1_000)
+                }
                 // 2000 chunks of 4 KiB (8 MB), keyframes only, so nothing may be dropped for the reader,
                 // which is let fall behind by at most `chunksAhead` chunks.
                 for i in 0..<2000 {

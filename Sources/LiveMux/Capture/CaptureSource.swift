@@ -1,5 +1,5 @@
-import Foundation
 import FFmpeg
+import POSIX
 
 /// One opened input and the thread that reads it: demux and decode (or read a lavfi graph), put
 /// every frame on the capture clock (`CaptureClock`), pace it, and hand it to the encoder of its
@@ -7,13 +7,15 @@ import FFmpeg
 final class CaptureSource: @unchecked Sendable {
     // Used by its capture thread only, except `interrupt()`.
     let spec: SourceSpec
-    /// Replaced only when a live device that failed is opened again (by the capture thread, under
-    /// `inputLock`, which `interrupt()` takes too).
-    private var input: CaptureInput
-    /// A live device's reads, on a thread of their own (`DeviceReader`); under `inputLock`, kept
-    /// here for `interrupt()` (the capture thread holds its own reference).
-    private var reader: DeviceReader?
-    private let inputLock = NSLock()
+    /// What `interrupt()` reaches from another thread.
+    private struct Reading {
+        /// Replaced only when a live device that failed is opened again (by the capture thread).
+        var input: CaptureInput
+        /// A live device's reads, on a thread of their own (`DeviceReader`), kept here for
+        /// `interrupt()` (the capture thread holds its own reference).
+        var reader: DeviceReader?
+    }
+    private let reading: Locked<Reading>
     private var routes: [Int: CaptureInput.Route]
     /// What the wanted streams say they deliver (size, rates, channels).
     let format: SourceFormat
@@ -36,7 +38,8 @@ final class CaptureSource: @unchecked Sendable {
          reopening: DeviceReopening = DeviceReopening(), report: @escaping @Sendable (String) -> Void = { _ in }) throws {
         self.spec = spec
         let openOptions = DeviceDefaults.options(for: spec, frameRate: frameRate).sorted { $0.key < $1.key }
-        input = try CaptureInput.open(spec, options: openOptions)
+        let input = try CaptureInput.open(spec, options: openOptions)
+        reading = Locked(Reading(input: input))
         let kinds = [(wantVideo, StreamKind.video), (wantAudio, StreamKind.audio)].filter(\.0).map(\.1)
         routes = try input.routes(kinds, spec)
         format = input.format(routes)
@@ -79,10 +82,10 @@ final class CaptureSource: @unchecked Sendable {
 
     /// Makes a blocked read return (any thread). A filter graph never blocks.
     func interrupt() {
-        inputLock.lock()
-        defer { inputLock.unlock() }
-        if case .demuxer(let device) = input { device.interrupt() }
-        reader?.wake()
+        reading.withLock { r in
+            if case .demuxer(let device) = r.input { device.interrupt() }
+            r.reader?.wake()
+        }
     }
 
     /// Reads until the input ends, every encoder is done, or a stop is requested; then flushes the
@@ -91,7 +94,7 @@ final class CaptureSource: @unchecked Sendable {
         defer { finishEncoders() }
         defer { started(at: Timestamp.monotonicMicroseconds()) }
         let frame = try Frame()
-        switch input {
+        switch reading.withLock({ $0.input }) {
         case .filterGraph(let graph):
             while !stop.isRequested, let index = try graph.read(into: frame) {
                 guard let route = routes[index] else { continue }
@@ -140,10 +143,10 @@ final class CaptureSource: @unchecked Sendable {
     /// before is given up (see `DeviceReader`).
     @discardableResult
     private func setReader(_ new: DeviceReader?) -> DeviceReader? {
-        inputLock.lock()
-        let old = reader
-        reader = new
-        inputLock.unlock()
+        let old = reading.withLock { r in
+            defer { r.reader = new }
+            return r.reader
+        }
         old?.abandon()
         return new
     }
@@ -157,9 +160,7 @@ final class CaptureSource: @unchecked Sendable {
         started(at: Timestamp.monotonicMicroseconds())
         guard let (device, failed) = try supervisor.rideOut(problem, since: since, stop: stop) else { return nil }
         routes = try CaptureInput.routes(device, streamKinds, spec)
-        inputLock.lock()
-        input = .demuxer(device)
-        inputLock.unlock()
+        reading.withLock { $0.input = .demuxer(device) }
         if stop.isRequested { device.interrupt() }
         clock.deviceReopened(grid: CaptureInput.grid(device, routes))
         supervisor.reopened(failedAt: failed)

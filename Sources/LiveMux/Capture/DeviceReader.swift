@@ -1,5 +1,5 @@
-import Foundation
 import FFmpeg
+import POSIX
 
 /// Reads a live device on a thread of its own, a few packets ahead of its capture thread, so that
 /// a device that stops delivering without failing shows as a stall: libavdevice's pulse waits for
@@ -9,9 +9,8 @@ import FFmpeg
 /// A reader that is given up on (`abandon`) ends with the read it is in, whenever that returns;
 /// the device is closed then, on its thread.
 ///
-/// Locking: `condition` guards `ready`, `spare`, `end`, `abandoned`, `woken`, `lastRead` and
-/// `readAny`.
-final class DeviceReader: @unchecked Sendable {
+/// The reader's queue, flags and read times live in `state`.
+final class DeviceReader: Sendable {
     /// What `next` found.
     enum Next {
         case packet(Packet)
@@ -23,19 +22,21 @@ final class DeviceReader: @unchecked Sendable {
         case waiting
     }
 
-    private let condition = NSCondition()
-    private var ready: [Packet] = []
-    /// Packets handed back (`recycle`) to read into again.
-    private var spare: [Packet] = []
-    private var end: Next?
-    private var abandoned = false
-    private var woken = false
-    /// When the last packet was read, or the reader started (µs, monotonic), and whether any was.
-    private var lastRead: Int64, readAny = false
+    private struct State {
+        var ready: [Packet] = []
+        /// Packets handed back (`recycle`) to read into again.
+        var spare: [Packet] = []
+        var end: Next?
+        var abandoned = false
+        var woken = false
+        /// When the last packet was read, or the reader started (µs, monotonic), and whether any was.
+        var lastRead = Timestamp.monotonicMicroseconds(), readAny = false
+    }
+    private let state = Locked(State())
     /// Packets read ahead of the capture thread before the reader waits for it.
     static let readAhead = 4
 
-    private init() { lastRead = Timestamp.monotonicMicroseconds() }
+    private init() {}
 
     /// Starts reading `device` on a thread of its own, detached: it ends with the device.
     static func start(_ device: InputDevice) -> DeviceReader {
@@ -46,12 +47,11 @@ final class DeviceReader: @unchecked Sendable {
 
     private func run(_ device: InputDevice) {
         while true {
-            condition.lock()
-            while !abandoned && ready.count >= Self.readAhead { condition.wait() }
-            let packet = abandoned ? nil : spare.popLast()
-            let stop = abandoned
-            condition.unlock()
-            if stop { return }
+            // nil: abandoned; else a spare packet to read into, if there is one.
+            let taken: Packet?? = state.withLock(waitingUntil: { $0.abandoned || $0.ready.count < Self.readAhead }) { s, _ in
+                s.abandoned ? nil : .some(s.spare.popLast())
+            }
+            guard let packet = taken else { return }
             var outcome: Next
             do {
                 let p = try packet ?? Packet()
@@ -59,16 +59,16 @@ final class DeviceReader: @unchecked Sendable {
             } catch {
                 outcome = .failed(DeviceOutage.describe(error))
             }
-            condition.lock()
-            if case .packet(let p) = outcome {
-                ready.append(p)
-                (lastRead, readAny) = (Timestamp.monotonicMicroseconds(), true)
-            } else {
-                end = outcome
+            let done = state.withLock { s in
+                if case .packet(let p) = outcome {
+                    s.ready.append(p)
+                    (s.lastRead, s.readAny) = (Timestamp.monotonicMicroseconds(), true)
+                } else {
+                    s.end = outcome
+                }
+                return s.abandoned || s.end != nil
             }
-            condition.broadcast()
-            let done = abandoned || end != nil
-            condition.unlock()
+            state.broadcast()
             if done { return }
         }
     }
@@ -76,50 +76,37 @@ final class DeviceReader: @unchecked Sendable {
     /// The next packet read, the device's end or failure (once what was read before it is taken),
     /// or `.waiting` when none of these came by `deadline` (µs, monotonic) or `wake()` was called.
     func next(until deadline: Int64) -> Next {
-        condition.lock()
-        defer { condition.unlock() }
-        while ready.isEmpty && end == nil && !woken {
-            let left = deadline - Timestamp.monotonicMicroseconds()
-            guard left > 0 else { break }
-            _ = condition.wait(until: Date(timeIntervalSinceNow: Double(left) / 1_000_000))
+        let next: Next = state.withLock(waitingUntil: { !$0.ready.isEmpty || $0.end != nil || $0.woken }, deadline: deadline) { s, _ in
+            s.woken = false
+            if !s.ready.isEmpty { return .packet(s.ready.removeFirst()) }
+            return s.end ?? .waiting
         }
-        woken = false
-        if !ready.isEmpty {
-            condition.broadcast()
-            return .packet(ready.removeFirst())
-        }
-        return end ?? .waiting
+        // A packet taken makes room for the reader.
+        if case .packet = next { state.broadcast() }
+        return next
     }
 
     /// Since when nothing was read (µs, monotonic), and whether anything was since the start.
-    var quiet: (since: Int64, afterData: Bool) {
-        condition.lock()
-        defer { condition.unlock() }
-        return (lastRead, readAny)
-    }
+    var quiet: (since: Int64, afterData: Bool) { state.withLock { ($0.lastRead, $0.readAny) } }
 
     /// Gives a packet `next` returned back, to be read into again.
     func recycle(_ packet: Packet) {
-        condition.lock()
-        spare.append(packet)
-        condition.unlock()
+        state.withLock { $0.spare.append(packet) }
     }
 
     /// Makes a waiting `next` return `.waiting` (from any thread: a stop).
     func wake() {
-        condition.lock()
-        woken = true
-        condition.broadcast()
-        condition.unlock()
+        state.withLock { $0.woken = true }
+        state.broadcast()
     }
 
     /// Gives the device up: its thread ends after the read it is in.
     func abandon() {
-        condition.lock()
-        abandoned = true
-        ready.removeAll()
-        spare.removeAll()
-        condition.broadcast()
-        condition.unlock()
+        state.withLock { s in
+            s.abandoned = true
+            s.ready.removeAll()
+            s.spare.removeAll()
+        }
+        state.broadcast()
     }
 }

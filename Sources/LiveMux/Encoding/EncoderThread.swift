@@ -1,21 +1,21 @@
-import Foundation
 import FFmpeg
+import POSIX
 
 /// Runs an encoder on its own thread behind a short queue of frames, so that capturing the next
 /// frame (decoding it, or drawing it for a test source) overlaps encoding this one. The frames are
-/// references, not copies.
-///
-/// Locking: `condition` guards `frames`, `closed`, `ending` and `failure`. The encoder itself is
-/// touched only by the thread.
-final class EncoderThread: FrameConsumer, @unchecked Sendable {
+/// references, not copies. The queue and its flags live in `state`; the encoder itself is touched
+/// only by the thread.
+final class EncoderThread: FrameConsumer, Sendable {
     private let encoder: FrameConsumer
-    private let condition = NSCondition()
-    private var frames: [(Frame, Int64, Int64)] = []
-    private var closed = false
-    private var ending = false
-    private var failure: Error?
+    private struct State {
+        var frames: [(Frame, Int64, Int64)] = []
+        var closed = false
+        var ending = false
+        var failure: Error?
+        var thread: WorkerThread?  // set by `start`, joined by `finish`
+    }
+    private let state = Locked(State())
     private let capacity: Int
-    private var thread: WorkerThread?  // the owner's: set by `start`, joined by `finish`
     private let name: String
 
     init(_ encoder: FrameConsumer, name: String, capacity: Int = 1) {
@@ -26,57 +26,55 @@ final class EncoderThread: FrameConsumer, @unchecked Sendable {
 
     /// Starts the thread; before this, `consume` would wait for room forever.
     func start() {
-        guard thread == nil else { return }
-        thread = WorkerThread.spawn(name) { [self] in run() }
+        state.withLock { s in
+            guard s.thread == nil else { return }
+            s.thread = WorkerThread.spawn(name) { [self] in run() }
+        }
     }
 
-    var isDone: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return closed
-    }
+    var isDone: Bool { state.withLock { $0.closed } }
 
     func consume(_ frame: Frame, at time: Int64, capturedAt wallTime: Int64) throws -> Bool {
         let reference = try frame.reference()
-        condition.lock()
-        defer { condition.unlock() }
-        while frames.count >= capacity && !closed { condition.wait() }
-        if let failure { throw failure }
-        if closed { return false }
-        frames.append((reference, time, wallTime))
-        condition.broadcast()
+        let hasRoom = { [capacity] (s: State) in s.frames.count < capacity || s.closed }
+        let queued: Bool = try state.withLock(waitingUntil: hasRoom) { s, _ in
+            if let failure = s.failure { throw failure }
+            if s.closed { return false }
+            s.frames.append((reference, time, wallTime))
+            return true
+        }
+        guard queued else { return false }
+        state.broadcast()
         // Return once there is room again: with one place (a source that can wait), once the
         // encoder has taken the frame, so capture makes the next frame while this one encodes and
         // never more than one frame waits (each is 1.4 MB at 720p).
-        while frames.count >= capacity && !closed { condition.wait() }
+        state.withLock(waitingUntil: hasRoom) { _, _ in }
         return true
     }
 
     /// Waits until the thread has encoded what is queued and flushed the encoder.
     func finish() throws {
-        condition.lock()
-        ending = true
-        condition.broadcast()
-        condition.unlock()
+        let thread = state.withLock { s in
+            s.ending = true
+            return s.thread
+        }
+        state.broadcast()
         thread?.join()
-        condition.lock()
-        defer { condition.unlock() }
-        if let failure { throw failure }
+        if let failure = state.withLock({ $0.failure }) { throw failure }
     }
 
     private func run() {
         while true {
-            condition.lock()
-            while frames.isEmpty && !ending { condition.wait() }
-            if frames.isEmpty {
-                condition.unlock()
-                break
-            }
-            let (frame, time, wallTime) = frames.removeFirst()
-            let skip = closed
-            condition.broadcast()
-            condition.unlock()
-            if skip { continue }
+            // nil: nothing is queued and the owner is ending.
+            let next: (frame: (Frame, Int64, Int64), skip: Bool)? =
+                state.withLock(waitingUntil: { !$0.frames.isEmpty || $0.ending }) { s, _ in
+                    if s.frames.isEmpty { return nil }
+                    return (s.frames.removeFirst(), s.closed)
+                }
+            guard let next else { break }
+            state.broadcast()
+            if next.skip { continue }
+            let (frame, time, wallTime) = next.frame
             do {
                 if try !encoder.consume(frame, at: time, capturedAt: wallTime) { close(nil) }
             } catch {
@@ -87,10 +85,10 @@ final class EncoderThread: FrameConsumer, @unchecked Sendable {
     }
 
     private func close(_ error: Error?) {
-        condition.lock()
-        closed = true
-        if failure == nil { failure = error }
-        condition.broadcast()
-        condition.unlock()
+        state.withLock { s in
+            s.closed = true
+            if s.failure == nil { s.failure = error }
+        }
+        state.broadcast()
     }
 }

@@ -9,7 +9,7 @@ import Glibc
 /// (bounded in size and time, so a slow or malformed client holds nothing but a descriptor for
 /// a few seconds), answers, and writes every viewer's backlog as its socket takes it. Streams come
 /// from `StreamHub`s, which wake the loop when the muxer writes. Its `HTTPListener` accepts, its
-/// `HTTPConnectionTable` holds the connections. Locking: `lock` guards `stopping` and `adopted`;
+/// `HTTPConnectionTable` holds the connections. What other threads reach lives in `control`;
 /// everything else belongs to the loop thread.
 final class HTTPServer: @unchecked Sendable {
     let address: ListenAddress
@@ -19,12 +19,15 @@ final class HTTPServer: @unchecked Sendable {
     private let fanOuts: [String: StreamFanOut]
     private let listener: HTTPListener
     private let events: EventPoll
-    private let lock = NSLock()
-    private var stopping = false
-    private var adopted: [Int32] = []
-    private var running = false
-    /// The event loop's thread, from `start` (guarded by `lock`), joined by `stop`.
-    private var loop: WorkerThread?
+    private struct Control {
+        var running = false
+        var stopping = false
+        /// Sockets handed over by `adopt`, for the loop to take.
+        var adopted: [Int32] = []
+        /// The event loop's thread, from `start`, joined by `stop`.
+        var loop: WorkerThread?
+    }
+    private let control = Locked(Control())
     // The loop's state.
     private let connections: HTTPConnectionTable
     private var nextExpiry = Date()
@@ -74,34 +77,34 @@ final class HTTPServer: @unchecked Sendable {
     var viewerURLs: [String] { fanOuts.keys.sorted { $0.hasSuffix(".flv") && !$1.hasSuffix(".flv") }.map { "http://\(address.description)\($0)" } }
 
     func start() {
-        lock.lock()
-        guard !running && !stopping else { lock.unlock(); return }
-        running = true
-        lock.unlock()
+        let starts = control.withLock { c in
+            guard !c.running && !c.stopping else { return false }
+            c.running = true
+            return true
+        }
+        guard starts else { return }
         // Only a running loop wakes for the hubs (and lets their `close` wait for their viewers).
         for fan in fanOuts.values { fan.hub.attach(wake: { [events] in events.wake() }) }
         let thread = WorkerThread.spawn("livemux-http") { [self] in run() }
-        lock.withLock { loop = thread }
+        control.withLock { $0.loop = thread }
     }
 
     /// Stops the loop, closes every connection and the listening socket.
     func stop() {
-        lock.lock()
-        let already = stopping
-        stopping = true
-        lock.unlock()
+        let already = control.withLock { c in
+            defer { c.stopping = true }
+            return c.stopping
+        }
         guard !already else { return }
         events.wake()
-        lock.withLock { loop }?.join()
+        control.withLock { $0.loop }?.join()
         listener.close()
     }
 
     /// Hands the running loop a connected socket, as if it had been accepted (scripts/fuzz feeds
     /// untrusted bytes through the whole connection path this way). The server closes it.
     func adopt(_ fd: Int32) {
-        lock.lock()
-        adopted.append(fd)
-        lock.unlock()
+        control.withLock { $0.adopted.append(fd) }
         events.wake()
     }
 
@@ -114,11 +117,10 @@ final class HTTPServer: @unchecked Sendable {
         while true {
             let ready = events.wait(timeoutMs: Self.tickMilliseconds)
             let now = Date()
-            lock.lock()
-            let stop = stopping
-            let handed = adopted
-            adopted = []
-            lock.unlock()
+            let (stop, handed) = control.withLock { c in
+                defer { c.adopted = [] }
+                return (c.stopping, c.adopted)
+            }
             if stop { return }
             for fd in handed { connections.register(fd, now: now) }
             for event in ready {

@@ -9,8 +9,8 @@ import POSIX
 /// the header and the chunks, and on a failure reconnects with backoff, sending fresh headers and
 /// restarting at a video keyframe; its `LinkWatcher` samples the link. Its threads start in `start`,
 /// never in `init`, so a sink built for a session that then fails to build holds nothing.
-/// Locking: `condition` guards every `var` below it, and the watcher's.
-final class NetworkSink: ChunkSink, @unchecked Sendable {
+/// What its threads share lives in one `Locked` (`State`), the watcher's fields too.
+final class NetworkSink: ChunkSink, Sendable {
     let name: String
     private let url: String
     private let policy: ReconnectPolicy
@@ -18,18 +18,21 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
     private let report: @Sendable (String) -> Void
     private let countDropped: @Sendable (Int) -> Void
     private let interruption = NetworkOutput.Interruption()
-    private let finished = DispatchSemaphore(value: 0)
 
     private let tuning: Tuning
-    private let condition = NSCondition()
-    private var queue: OutputQueue
-    private var header: Chunk?
-    private var closing = false
+    /// What the mux thread, the writer and the watcher share.
+    struct State {
+        var queue: OutputQueue
+        var header: Chunk?
+        var closing = false
+        /// The writer and the link watcher, from `start`; `close` joins them.
+        var threads: [WorkerThread] = []
+        /// Set when the output has been given up; `write` then throws it so the mux thread drops the sink.
+        var failure: Error?
+        var link = LinkWatcher.Link()
+    }
+    private let state: Locked<State>
     private let watcher: LinkWatcher
-    /// The writer and the link watcher, from `start`; `close` joins them.
-    private var threads: [WorkerThread] = []
-    /// Set when the output has been given up; `write` then throws it so the mux thread drops the sink.
-    private var failure: Error?
 
     /// A write blocked for 5 s counts as a failure; SRT's live mode drops unsent data at close
     /// unless it may linger, which would lose the end of the stream (the ASF trailer's last packet).
@@ -68,57 +71,61 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
         reconnects = Self.reconnectingSchemes.contains(scheme)
         self.report = report
         self.countDropped = countDropped
-        queue = OutputQueue(limit: queueLimit)
-        watcher = LinkWatcher(name: name, tuning: tuning, lock: condition, report: report)
+        state = Locked(State(queue: OutputQueue(limit: queueLimit)))
+        watcher = LinkWatcher(name: name, tuning: tuning, state: state, report: report)
     }
 
     /// Starts the writer and the link watcher (once).
     func start() {
-        condition.lock()
-        defer { condition.unlock() }
-        guard threads.isEmpty else { return }
-        threads = [WorkerThread.spawn("livemux-net") { [self] in run() },
-                   WorkerThread.spawn("livemux-net-watch") { [self] in
-                       watcher.run(oldestQueued: { queue.oldestCaptureTime }, skipToNewestKeyframe: skipToNewestKeyframe)
-                   }]
+        state.withLock { s in
+            guard s.threads.isEmpty else { return }
+            s.threads = [WorkerThread.spawn("livemux-net") { [self] in run() },
+                         WorkerThread.spawn("livemux-net-watch") { [self] in watcher.run(countDropped: noteDrops) }]
+        }
     }
 
     /// The output's backlog, link rate and latency skips, for `--stats` and the progress line.
     var snapshot: NetworkOutputSnapshot { watcher.snapshot }
 
     func write(_ chunk: Chunk) throws {
-        condition.lock()
-        defer { condition.unlock() }
-        if let failure { throw failure }
-        if chunk.kind == .header { header = chunk; condition.signal(); return }
-        let before = queue.dropped
-        switch queue.push(chunk) {
-        case .queued, .dropped: break
-        case .overflow:
-            // Only audio and keyframes are left and still the output does not keep up: start over
-            // at the next keyframe rather than grow without bound.
-            queue.restartAtKeyframe()
+        let (dropped, wake): (Int, Bool) = try state.withLock { s in
+            if let failure = s.failure { throw failure }
+            if chunk.kind == .header {
+                s.header = chunk
+                return (0, true)
+            }
+            // The writer waits only for a header or an empty queue to fill.
+            let wasEmpty = s.queue.isEmpty
+            let before = s.queue.dropped
+            switch s.queue.push(chunk) {
+            case .queued, .dropped: break
+            case .overflow:
+                // Only audio and keyframes are left and still the output does not keep up: start
+                // over at the next keyframe rather than grow without bound.
+                s.queue.restartAtKeyframe()
+            }
+            return (s.queue.dropped - before, wasEmpty)
         }
-        noteDrops(queue.dropped - before)
-        condition.signal()
+        noteDrops(dropped)
+        if wake { state.broadcast() }
     }
 
     /// Sends what is queued (waiting at most 3 s, then abandoning a stuck write), then closes the connection.
     func close() throws {
-        condition.lock()
-        closing = true
-        condition.broadcast()
-        let threads = self.threads
-        condition.unlock()
+        let threads = state.withLock { s in
+            s.closing = true
+            return s.threads
+        }
+        state.broadcast()
         guard !threads.isEmpty else { return }
-        if finished.wait(timeout: .now() + Self.closeGraceSeconds) == .timedOut {
+        let deadline = Timestamp.monotonicMicroseconds() + Int64(Self.closeGraceSeconds * 1_000_000)
+        let finished = state.withLock(waitingUntil: { $0.link.writerDone }, deadline: deadline) { _, done in done }
+        if !finished {
             interruption.interrupt()
-            condition.lock(); condition.broadcast(); condition.unlock()
+            state.broadcast()
         }
         threads.forEach { $0.join() }
-        condition.lock()
-        defer { condition.unlock() }
-        if let failure { throw failure }
+        if let failure = state.withLock({ $0.failure }) { throw failure }
     }
 
     private func noteDrops(_ n: Int) {
@@ -126,30 +133,26 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
         countDropped(n)
     }
 
-    /// Over `--max-latency`: drops the backlog up to the newest keyframe (false: nothing to skip).
-    /// The watcher calls it holding `condition`.
-    private func skipToNewestKeyframe() -> Bool {
-        guard queue.canSkip else { return false }
-        noteDrops(queue.skipToNewestKeyframe())
-        return true
+    /// Drops what is queued up to the next keyframe (a connection is new or gone).
+    private func restartAtKeyframe() {
+        noteDrops(state.withLock { s in
+            let before = s.queue.dropped
+            s.queue.restartAtKeyframe()
+            return s.queue.dropped - before
+        })
     }
 
     // MARK: the writer thread
 
     private func run() {
-        defer {
-            watcher.writerFinished()
-            finished.signal()
-        }
+        defer { watcher.writerFinished() }
         var failures = 0
         var everConnected = false
         while true {
             // Wait for the header: it is the first thing every connection sends.
-            condition.lock()
-            while header == nil && !closing { condition.wait() }
-            let header = self.header
-            let stop = closing && (header == nil || queue.isEmpty)
-            condition.unlock()
+            let (header, stop) = state.withLock(waitingUntil: { $0.header != nil || $0.closing }) { s, _ in
+                (s.header, s.closing && (s.header == nil || s.queue.isEmpty))
+            }
             guard let header, !stop else { return }
 
             let output: NetworkOutput
@@ -166,11 +169,7 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
             if everConnected || failures > 0 {
                 report("output \(name): connected again at reconnect attempt \(failures)")
                 // Whatever piled up while disconnected is stale: start at the newest keyframe.
-                condition.lock()
-                let before = queue.dropped
-                queue.restartAtKeyframe()
-                noteDrops(queue.dropped - before)
-                condition.unlock()
+                restartAtKeyframe()
             }
             everConnected = true
             failures = 0
@@ -183,11 +182,7 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
             } catch {
                 watcher.setConnected(false)
                 // This connection is gone: what is queued restarts at a keyframe on the next one.
-                condition.lock()
-                let before = queue.dropped
-                queue.restartAtKeyframe()
-                noteDrops(queue.dropped - before)
-                condition.unlock()
+                restartAtKeyframe()
                 guard retry(after: error, failures: &failures) else { return }
             }
         }
@@ -196,10 +191,7 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
     /// Sends queued chunks until the trailer has gone (or closing with nothing left).
     private func send(to output: NetworkOutput) throws {
         while true {
-            condition.lock()
-            while queue.isEmpty && !closing { condition.wait() }
-            let chunk = queue.pop()
-            condition.unlock()
+            let chunk = state.withLock(waitingUntil: { !$0.queue.isEmpty || $0.closing }) { s, _ in s.queue.pop() }
             guard let chunk else { return }  // closing and drained
             if interruption.isRequested { throw LiveMuxError.output("\(name): interrupted") }
             try write(chunk, to: output)
@@ -219,28 +211,23 @@ final class NetworkSink: ChunkSink, @unchecked Sendable {
     private func retry(after error: Error, failures: inout Int) -> Bool {
         failures += 1
         let message = Self.describe(error)
-        condition.lock()
-        let closing = self.closing
-        condition.unlock()
+        let closing = state.withLock { $0.closing }
         let attempted = failures - 1
         if closing || interruption.isRequested || !reconnects || attempted >= policy.attempts {
             // The mux thread reports this when `write` or `close` throws it, and drops the sink.
             let tries = "\(attempted) reconnect attempt\(attempted == 1 ? "" : "s")"
             let why = !reconnects ? "" : closing ? "not connected when the recording ended (\(tries)): " : attempted > 0 ? "gave up after \(tries): " : ""
-            condition.lock()
-            failure = interruption.isRequested
+            let failure = interruption.isRequested
                 ? LiveMuxError.output("\(name): abandoned, still sending \(Int(Self.closeGraceSeconds)) s after the end (the receiver reads too slowly)")
                 : LiveMuxError.output("\(name): \(why)\(message) (check that the server is up and the URL is right)")
-            condition.unlock()
+            state.withLock { $0.failure = failure }
             return false
         }
         let delay = policy.delay(beforeAttempt: failures, random: Double.random(in: 0..<1))
         report("output \(name): \(message); reconnect attempt \(failures) of \(policy.attempts) in \(String(format: "%.1f", delay)) s")
-        condition.lock()
-        let deadline = Date().addingTimeInterval(delay)
-        while !self.closing && Date() < deadline { _ = condition.wait(until: deadline) }
         // Closing while reconnecting: one last try to deliver what is left.
-        condition.unlock()
+        let deadline = Timestamp.monotonicMicroseconds() + Int64(delay * 1_000_000)
+        state.withLock(waitingUntil: { $0.closing }, deadline: deadline) { _, _ in }
         return true
     }
 

@@ -1,4 +1,5 @@
-import Foundation
+import FFmpeg
+import POSIX
 
 /// The one timeline both streams share: time zero is the first video frame (a keyframe, the
 /// encoder's first output) or, without video, the first audio sample. Times are microseconds on
@@ -9,17 +10,19 @@ import Foundation
 /// source's first packet can come up to 2 s after it was opened (a null sink's monitor), and a
 /// screen that set zero meanwhile left the start of the recording without audio.
 ///
-/// Locking: `lock` guards `base`, `unstarted`, `latestStart` and `open`; waiting for the base
-/// uses the same condition.
-final class Timeline: @unchecked Sendable {
-    private let lock = NSCondition()
-    private var base: Int64?
-    /// Inputs expected (`expectInput`) that have not delivered a frame yet.
-    private var unstarted = 0
-    /// The latest first frame of the inputs that have (µs on the capture clock).
-    private var latestStart = Int64.min
-    /// Whether a frame that may set the base has been let through (`admits`).
-    private var open = false
+/// The base and the start-of-recording bookkeeping live in `state`; waiting for the base uses
+/// its condition.
+final class Timeline: Sendable {
+    private struct State {
+        var base: Int64?
+        /// Inputs expected (`expectInput`) that have not delivered a frame yet.
+        var unstarted = 0
+        /// The latest first frame of the inputs that have (µs on the capture clock).
+        var latestStart = Int64.min
+        /// Whether a frame that may set the base has been let through (`admits`).
+        var open = false
+    }
+    private let state = Locked(State())
     /// Whether the video stream sets the base; if not, audio does.
     let videoSetsBase: Bool
     /// How far the audio clock has moved from the capture clock; video follows it (audio is master).
@@ -35,37 +38,31 @@ final class Timeline: @unchecked Sendable {
     }
 
     /// The base, if known.
-    var origin: Int64? {
-        lock.lock()
-        defer { lock.unlock() }
-        return base
-    }
+    var origin: Int64? { state.withLock { $0.base } }
 
     /// Sets the base from the stream that owns it (first call wins) and returns it.
     func establish(at time: Int64) -> Int64 {
-        lock.lock()
-        defer { lock.unlock() }
-        if base == nil {
-            base = time
-            lock.broadcast()
+        let (base, set) = state.withLock { s in
+            if let base = s.base { return (base, false) }
+            s.base = time
+            return (time, true)
         }
-        return base!
+        if set { state.broadcast() }
+        return base
     }
 
     /// One more input must deliver a frame before the timeline starts (before any starts).
     func expectInput() {
-        lock.lock()
-        unstarted += 1
-        lock.unlock()
+        state.withLock { $0.unstarted += 1 }
     }
 
     /// An expected input delivered its first frame, captured at `time` (µs), or will deliver none
     /// (it ended or failed first: `time` is then when).
     func inputStarted(at time: Int64) {
-        lock.lock()
-        unstarted -= 1
-        latestStart = max(latestStart, time)
-        lock.unlock()
+        state.withLock { s in
+            s.unstarted -= 1
+            s.latestStart = max(s.latestStart, time)
+        }
     }
 
     /// Whether a frame of `kind` captured at `time` goes on to its encoder: always, unless it is
@@ -74,18 +71,15 @@ final class Timeline: @unchecked Sendable {
     /// comes after the first sample of every input: audio covers the recording from its start.
     func admits(_ kind: StreamKind, at time: Int64) -> Bool {
         guard kind == (videoSetsBase ? .video : .audio) else { return true }
-        lock.lock()
-        defer { lock.unlock() }
-        if !open && unstarted == 0 && time >= latestStart { open = true }
-        return open
+        return state.withLock { s in
+            if !s.open && s.unstarted == 0 && time >= s.latestStart { s.open = true }
+            return s.open
+        }
     }
 
     /// Waits up to `seconds` for the base to be set; returns it, or nil on timeout.
     func waitForOrigin(upTo seconds: Double) -> Int64? {
-        lock.lock()
-        defer { lock.unlock() }
-        let deadline = Date().addingTimeInterval(seconds)
-        while base == nil && lock.wait(until: deadline) {}
-        return base
+        let deadline = Timestamp.monotonicMicroseconds() + Int64(seconds * 1_000_000)
+        return state.withLock(waitingUntil: { $0.base != nil }, deadline: deadline) { s, _ in s.base }
     }
 }
