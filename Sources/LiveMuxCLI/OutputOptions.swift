@@ -103,7 +103,7 @@ struct OutputOptions {
 
     /// Whether an output is a URL or live viewers, which need packets at their own pace.
     var isLive: Bool {
-        outputs.listen != nil || outputs.destinations.contains { if case .network = $0.destination { return true } else { return false } }
+        outputs.listen != nil || outputs.destinations.contains(where: \.destination.isNetwork)
     }
 
     /// Resolves every `-o` to its container and checks what cannot work before anything is

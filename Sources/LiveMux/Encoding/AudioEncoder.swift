@@ -15,7 +15,8 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
     /// Every packet goes to each of these (one per mux session: two when files keep their own
     /// video encode beside an adapting URL output), until that queue is cancelled.
     private let queues: [MuxQueue]
-    private var refused: Set<Int> = []
+    /// Which of `queues` still take packets.
+    private var open: [Bool]
     private let statistics: Statistics
     private var resampler: Resampler?
     private var resamplerInput: (rate: Int, channels: Int, format: Int32)?
@@ -49,6 +50,7 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
         fifo = try AudioFIFO(format: .floatPlanar, channels: format.channels, sampleRate: format.sampleRate)
         self.timeline = timeline
         self.queues = queues
+        open = queues.map { _ in true }
         self.statistics = statistics
         // A duration shorter than a sample still records the first AAC frame.
         sampleLimit = duration.map { max(1, Int64(($0 * Double(format.sampleRate)).rounded())) }
@@ -209,15 +211,15 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
             statistics.countEncoded(.audio, bytes: packet.size)
             let captured = captureTimes.first?.time ?? lastCaptureTime
             let next = promising ? packet.dts + Int64(frameSize) : nil
-            for (i, queue) in queues.enumerated() where !refused.contains(i) {
+            for (i, queue) in queues.enumerated() where open[i] {
                 // The last queue takes the packet itself; the others a reference to its data.
                 let copy = i == queues.count - 1 ? packet : try packet.reference()
                 if !queue.push(EncodedPacket(stream: .audio, packet: copy, timeBase: encoder.timeBase, captureTime: captured,
                                              nextDTSAtLeast: next)) {
-                    refused.insert(i)  // that queue was cancelled: its outputs want nothing more
+                    open[i] = false  // that queue was cancelled: its outputs want nothing more
                 }
             }
-            if refused.count == queues.count {
+            if !open.contains(true) {
                 isDone = true
                 return false
             }

@@ -13,7 +13,7 @@ public enum Destination: Sendable, Equatable {
         }
     }
 
-    var isNetwork: Bool { if case .network = self { return true } else { return false } }
+    public var isNetwork: Bool { if case .network = self { return true } else { return false } }
 
         /// `scheme://…` names a network output; `-` stdout, and anything else a file. The scheme takes
     /// FFmpeg's characters (ASCII letters, digits, `+-.`), and `://` is found by Unicode scalar as
