@@ -9,6 +9,7 @@
 #include <libavdevice/avdevice.h>
 #include <libavfilter/avfilter.h>
 #include <libavfilter/buffersink.h>
+#include <libavfilter/buffersrc.h>
 #include <libavfilter/version_major.h>
 #include <libavutil/avutil.h>
 #include <libavutil/audio_fifo.h>
@@ -155,6 +156,8 @@ typedef struct lm_filter_api {
     int (* _Nonnull buffersink_get_h)(const AVFilterContext *ctx);
     int (* _Nonnull buffersink_get_sample_rate)(const AVFilterContext *ctx);
     int (* _Nonnull buffersink_get_channels)(const AVFilterContext *ctx);
+    /* Frames into a graph that processes them (mixing, composing, --vf/--af). */
+    int (* _Nonnull buffersrc_add_frame_flags)(AVFilterContext *ctx, AVFrame *frame, int flags);
 } lm_filter_api;
 
 static inline const char *lm_avfilter_soname(void) {
@@ -184,6 +187,7 @@ static inline const char *lm_load_filters(void) {
     LM_BIND(buffersink_get_h, av_buffersink_get_h)
     LM_BIND(buffersink_get_sample_rate, av_buffersink_get_sample_rate)
     LM_BIND(buffersink_get_channels, av_buffersink_get_channels)
+    LM_BIND(buffersrc_add_frame_flags, av_buffersrc_add_frame_flags)
 #undef LM_BIND
     return NULL;
 }

@@ -50,4 +50,26 @@ public final class AudioFIFO: @unchecked Sendable {
         frame.pointer.pointee.nb_samples = got
         return frame
     }
+
+    /// Moves up to `samples` samples into `frame` (of this FIFO's format) from its sample `offset`
+    /// on, over what was there: how an input's samples are laid over silence. Returns how many.
+    public func read(into frame: Frame, at offset: Int, samples: Int) throws -> Int {
+        let n = min(samples, count, frame.sampleCount - offset)
+        guard n > 0 else { return 0 }
+        let bytesPerSample = Int(av_get_bytes_per_sample(format.av))
+        let planar = av_sample_fmt_is_planar(format.av) != 0
+        let stride = planar ? bytesPerSample : bytesPerSample * channels
+        var pointers = (0..<(planar ? channels : 1)).map { p in
+            frame.pointer.pointee.extended_data[p].map { UnsafeMutableRawPointer($0 + offset * stride) }
+        }
+        return Int(try pointers.withUnsafeMutableBufferPointer { buf in
+            try check(av_audio_fifo_read(fifo, buf.baseAddress, Int32(n)), "av_audio_fifo_read")
+        })
+    }
+
+    /// Discards up to `samples` samples from the front.
+    public func drain(_ samples: Int) {
+        let n = min(samples, count)
+        if n > 0 { av_audio_fifo_drain(fifo, Int32(n)) }
+    }
 }

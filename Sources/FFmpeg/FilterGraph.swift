@@ -39,7 +39,7 @@ public final class FilterGraph: @unchecked Sendable {
     }
 
     /// The function table, filled once; a failure to load says why.
-    private static let api: Result<lm_filter_api, FilterLibraryError> = {
+    static let api: Result<lm_filter_api, FilterLibraryError> = {
         if let reason = lm_load_filters() { return .failure(FilterLibraryError(reason: String(cString: reason))) }
         return .success(lm_filter_api_slot().pointee)
     }()

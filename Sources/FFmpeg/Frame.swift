@@ -47,6 +47,17 @@ public final class Frame: @unchecked Sendable {
         return frame
     }
 
+    /// A black yuv420p picture: what a composed source shows before its first frame.
+    public static func black(width: Int, height: Int) throws -> Frame {
+        let frame = try video(width: width, height: height, pixelFormat: .yuv420p)
+        let data = frame.pointer.pointee.data, lines = frame.pointer.pointee.linesize
+        var planes: [UnsafeMutablePointer<UInt8>?] = [data.0, data.1, data.2, data.3]
+        var sizes: [Int] = [Int(lines.0), Int(lines.1), Int(lines.2), Int(lines.3)]
+        try check(av_image_fill_black(&planes, &sizes, AV_PIX_FMT_YUV420P, AVCOL_RANGE_MPEG, Int32(width), Int32(height)),
+                  "av_image_fill_black")
+        return frame
+    }
+
     /// Allocates an audio frame of `samples` samples.
     public static func audio(samples: Int, format: SampleFormat, sampleRate: Int, channels: Int) throws -> Frame {
         let frame = try Frame()

@@ -13,6 +13,10 @@ import FFmpeg
 public final class Pipeline: LiveJob, @unchecked Sendable {
     // The fields are set in init and then only read; the threads own their parts.
     private let sources: [CaptureSource]
+    /// The sources by kind, v0 and a0 first, for their labels in stats.
+    private let opened: RecordingSources
+    /// What sits between the sources and the encoders (mix, composition, filters, level meters).
+    private let stages: SourceStages
     private let encoderThreads: [EncoderThread]
     /// The first runs the producers and measures the recording; a second, if any, is the URL
     /// outputs' with their own video encode.
@@ -37,24 +41,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         if wantAudio { kinds.append(.audio) }
 
         // Sources first: a missing device is the likeliest mistake.
-        var sources: [CaptureSource] = []
-        let reopening = DeviceReopening(timeout: config.deviceTimeout)
-        if let input = config.input {
-            sources.append(try CaptureSource(spec: input, video: wantVideo, audio: wantAudio, realtime: config.realtime,
-                                             frameRate: config.video.fps, reopening: reopening, report: report))
-        } else {
-            if wantVideo {
-                let spec = config.videoSource ?? RecordConfiguration.defaultVideoSource(config.video)
-                sources.append(try CaptureSource(spec: spec, video: true, audio: false, realtime: config.realtime,
-                                                 frameRate: config.video.fps, reopening: reopening, report: report))
-            }
-            if wantAudio {
-                let spec = config.audioSource ?? RecordConfiguration.defaultAudioSource(config.audio)
-                sources.append(try CaptureSource(spec: spec, video: false, audio: true, realtime: config.realtime,
-                                                 frameRate: config.video.fps, reopening: reopening, report: report))
-            }
-        }
-
+        let opened = try RecordingSources(config, report: report)
+        let sources = opened.all
         if sources.contains(where: \.isLive) { sources.forEach { $0.shareClockWithLiveInput() } }
         // Unpaced, nobody waits for a packet: the mux thread is woken once per batch, not per
         // packet, and so takes a core from the video encoder less often.
@@ -70,9 +58,9 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
             MuxQueue(streams: kinds, capacity: config.queueCapacity, singleProducer: sources.count == 1 && kinds.count > 1,
                      wakeBatch: unpaced ? 16 : 1, startAtZero: true)
         }
-        let timeline = Timeline(videoSetsBase: wantVideo, separateThreads: config.input == nil)
-        // Each stream keeps its source's format unless the options ask for another.
-        let sourceFormat = { (kind: StreamKind) in sources.first { $0.streamKinds.contains(kind) }?.format ?? SourceFormat() }
+        let timeline = Timeline(videoSetsBase: wantVideo, separateThreads: opened.video.first !== opened.audio.first)
+        // Each stream keeps its first source's format unless the options ask for another.
+        let sourceFormat = { (kind: StreamKind) in (kind == .video ? opened.video : opened.audio).first?.format ?? SourceFormat() }
         let videoFormat = wantVideo ? VideoFormat.resolve(config.video, source: sourceFormat(.video), report: report) : nil
         // One encode per session; only the one whose outputs are URLs follows the link.
         let lanes = try videoFormat.map { format in
@@ -83,9 +71,15 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
             }
         } ?? []
         let video = videoFormat.map { VideoEncoder(format: $0, lanes: lanes, timeline: timeline, statistics: statistics, duration: config.duration) }
-        let audio = try wantAudio ? AudioEncoder(settings: config.audio, format: AudioFormat.resolve(config.audio, source: sourceFormat(.audio), report: report),
-                                                 timeline: timeline, queues: queues, statistics: statistics, duration: config.duration) : nil
+        let audioFormat = wantAudio ? AudioFormat.resolve(config.audio, source: sourceFormat(.audio), report: report) : nil
+        let audio = try audioFormat.map {
+            try AudioEncoder(settings: config.audio, format: $0, timeline: timeline, queues: queues, statistics: statistics, duration: config.duration)
+        }
         let audioStream = try audio?.streamDescription()
+        // Several sources of a kind, or filters: a stage between the sources and the encoder.
+        let live = !unpaced
+        let stages = try SourceStages(opened, composition: config.composition, videoFormat: videoFormat, audioFormat: audioFormat,
+                                      video: video, audio: audio, live: live)
         // Live (pipe) ASF gets small packets: a payload waits in the open ASF packet until later
         // ones fill it, so 1400 bytes instead of 3200 cut that wait (docs/latency.md).
         sessions = try outputGroups.indices.map { i in
@@ -101,14 +95,18 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         // encode on its capture thread. A live screen or camera is never kept waiting by a slow
         // frame's encode: a grab that waits is taken late, and shows a later instant than its slot.
         let liveVideo = sources.contains { $0.isLive && $0.streamKinds.contains(.video) }
-        let videoConsumer = video.map {
+        let videoConsumer = stages.video.map {
             EncoderThread($0, name: "livemux-encode-video", capacity: liveVideo ? Self.liveVideoQueueFrames : 1)
         }
         for source in sources {
-            let ks = source.streamKinds
-            source.attach(video: ks.contains(.video) ? videoConsumer : nil, audio: ks.contains(.audio) ? audio : nil, timeline: timeline)
+            let v = opened.video.firstIndex { $0 === source }, a = opened.audio.firstIndex { $0 === source }
+            let video: FrameConsumer? = v.flatMap { $0 == 0 ? videoConsumer as FrameConsumer? : stages.videoInputs[$0 - 1] }
+            let audio: FrameConsumer? = a.flatMap { $0 == 0 ? stages.audio as FrameConsumer? : stages.audioInputs[$0 - 1] }
+            source.attach(video: video, audio: audio, timeline: timeline)
         }
         self.sources = sources
+        self.opened = opened
+        self.stages = stages
         encoderThreads = videoConsumer.map { [$0] } ?? []
         self.timeline = timeline
         self.adaptive = adaptive
@@ -189,6 +187,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         let drift = timeline.drift.status
         (s.driftMs, s.avOffsetMs, s.driftCorrections, s.driftPPM) = (drift.driftMs, drift.offsetMs, drift.corrections, drift.driftPPM)
         s.devices = sources.compactMap { $0.deviceStatus?.snapshot }
+        s.sources = stages.snapshots(opened)
         s.network = sessions.flatMap(\.networkSnapshots)
         s.videoBitRate = adaptive?.current ?? videoBitRate
         return s

@@ -1,9 +1,26 @@
 /// Everything `livemux record` needs.
 public struct RecordConfiguration: Sendable {
-    /// One input carrying both streams (`--input`); when set, `videoSource`/`audioSource` are unused.
+    /// One input carrying both streams (`--input`): the first source of each kind (v0, a0).
     public var input: SourceSpec?
-    public var videoSource: SourceSpec?
-    public var audioSource: SourceSpec?
+    /// Video sources in order, after the input's video if there is one: v0 (or v1), v1 … The
+    /// second and later are composed over the first (`composition`). Empty: the built-in test
+    /// pattern, unless the input has video.
+    public var videoSources: [SourceSpec] = []
+    /// Audio sources in order, after the input's audio: mixed into the one track. Empty: the
+    /// built-in tone, unless the input has audio.
+    public var audioSources: [SourceSpec] = []
+    /// How several sources become one stream of each kind, and the filters before the encoders.
+    public var composition = Composition()
+    /// The first video source: `videoSources` with one element.
+    public var videoSource: SourceSpec? {
+        get { videoSources.first }
+        set { videoSources = newValue.map { [$0] } ?? [] }
+    }
+    /// The first audio source: `audioSources` with one element.
+    public var audioSource: SourceSpec? {
+        get { audioSources.first }
+        set { audioSources = newValue.map { [$0] } ?? [] }
+    }
     public var video = VideoSettings()
     public var audio = AudioSettings()
     public var recordVideo = true

@@ -112,6 +112,9 @@ public enum CLI {
         } catch let error as UsageError {
             Terminal.error(error.description)
             return ExitCode.usage.rawValue
+        } catch LiveMuxError.usage(let message) {
+            Terminal.error(message)
+            return ExitCode.usage.rawValue
         } catch {
             report(error, verbose: arguments.contains("-v") || arguments.contains("--verbose"))
             return ExitCode.failure.rawValue

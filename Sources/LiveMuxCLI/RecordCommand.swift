@@ -19,17 +19,12 @@ struct RecordCommand {
     Captures audio and video, encodes them and muxes them live into ASF or FLV.
 
     SOURCES (SPEC is FORMAT:URL for any libavdevice or libavformat input, or a file path)
-      --video SPEC          video source (default: lavfi:testsrc2 at --size and --fps)
-      --audio SPEC          audio source (default: lavfi:sine, 440 Hz at --sample-rate)
-      --input SPEC          one input carrying both streams, e.g.
-                            'lavfi:avsynctest=size=640x360:framerate=30:samplerate=48000[out0][out1]';
-                            - (or pipe:0) reads stdin: cat in.flv | livemux record --input - …
-      --video-opt KEY=VAL   option for the video device (video_size, framerate, pixel_format…)
-      --audio-opt KEY=VAL   option for the audio device (sample_rate, channels…); with --input,
-                            both apply to that input
+    \(SourceOptions.help)
       --device-timeout S    how long a camera, screen or microphone that fails mid-recording may
                             stay away (its last frame or silence recorded in its place while it
-                            is reopened) before the recording ends (default: 30)
+                            is reopened) before the recording ends (default: 30); a source
+                            after the first of its kind is left out instead, and taken back
+                            when it returns
       --no-video            record audio only (not with --video)
       --no-audio            record video only (not with --audio)
       --no-realtime         read synthetic and file sources as fast as possible
@@ -100,23 +95,13 @@ struct RecordCommand {
         var cmd = RecordCommand()
         var c = RecordConfiguration()
         var reader = ArgumentReader(arguments)
-        var videoOptions: [String: String] = [:]
-        var audioOptions: [String: String] = [:]
-        var videoSpec: String?, audioSpec: String?, inputSpec: String?
+        var sources = SourceOptions()
         var outputs = OutputOptions()
         if serving { outputs.listenByDefault() }
         while let opt = try reader.nextOption() {
             if try outputs.take(opt, from: &reader, listen: serving) { continue }
+            if try sources.take(opt, from: &reader) { continue }
             switch opt.name {
-            case "--video": videoSpec = try reader.value(for: opt)
-            case "--audio": audioSpec = try reader.value(for: opt)
-            case "--input", "-i": inputSpec = try reader.value(for: opt)
-            case "--video-opt":
-                let (k, v) = try Values.keyValue(try reader.value(for: opt), option: opt.name)
-                videoOptions[k] = v
-            case "--audio-opt":
-                let (k, v) = try Values.keyValue(try reader.value(for: opt), option: opt.name)
-                audioOptions[k] = v
             case "--no-video": c.recordVideo = false
             case "--no-audio": c.recordAudio = false
             case "--no-realtime": c.realtime = false
@@ -159,38 +144,12 @@ struct RecordCommand {
             }
         }
         if !c.recordVideo && !c.recordAudio { throw UsageError("--no-video and --no-audio together leave nothing to record") }
-        if !c.recordVideo, let videoSpec { throw UsageError("--no-video records no video, so --video \(videoSpec) would be ignored: give one of them") }
-        if !c.recordAudio, let audioSpec { throw UsageError("--no-audio records no audio, so --audio \(audioSpec) would be ignored: give one of them") }
-        if let videoSpec, let audioSpec, SourceSpec.isStandardInput(videoSpec) && SourceSpec.isStandardInput(audioSpec) {
-            throw UsageError("--video and --audio cannot both read stdin: give one input with both streams as --input -")
-        }
         if let floor = c.video.minimumBitRate, floor > c.video.bitRate {
             throw UsageError("--min-vbitrate \(floor) is above --vbitrate \(c.video.bitRate): give a floor at or below the bit rate")
         }
-        if inputSpec != nil && (videoSpec != nil || audioSpec != nil) {
-            throw UsageError("--input carries both streams: use it alone, or --video and --audio instead")
-        }
-        if let inputSpec {
-            var spec = Capabilities.sourceSpec(inputSpec)
-            spec.options = videoOptions.merging(audioOptions) { a, _ in a }
-            c.input = spec
-        }
-        if let videoSpec {
-            var spec = Capabilities.sourceSpec(videoSpec)
-            spec.options = videoOptions
-            c.videoSource = spec
-        } else if !videoOptions.isEmpty && inputSpec == nil {
-            throw UsageError("--video-opt applies to a --video or --input source; the built-in test source takes --size and --fps")
-        }
-        if let audioSpec {
-            var spec = Capabilities.sourceSpec(audioSpec)
-            spec.options = audioOptions
-            c.audioSource = spec
-        } else if !audioOptions.isEmpty && inputSpec == nil {
-            throw UsageError("--audio-opt applies to an --audio or --input source; the built-in tone takes --sample-rate")
-        }
+        try sources.finish(into: &c)
         // Output files must not be the inputs (a device or lavfi graph is not a file).
-        let inputFiles = [c.input, c.videoSource, c.audioSource].compactMap { $0 }.filter { $0.format == nil }.map(\.url)
+        let inputFiles = ([c.input].compactMap { $0 } + c.videoSources + c.audioSources).filter { $0.format == nil }.map(\.url)
         try outputs.finish(inputs: inputFiles)
         if let path = cmd.statsPath, path != "-" {
             try outputs.checkSideFile(path, option: "--stats", inputs: inputFiles, example: "stats.jsonl")

@@ -30,6 +30,14 @@ final class CaptureSource: @unchecked Sendable {
     private let supervisor: DeviceSupervisor?
     /// What `--stats` shows about this input, when it is a live device.
     var deviceStatus: DeviceStatus? { supervisor?.status }
+    /// Set when `run` returns.
+    private let ended = Locked(false)
+
+    /// The source as messages and stats name it: credentials in its URL masked.
+    var name: String { spec.maskedDescription }
+
+    /// "ended" once it has, else its device's state, else "live".
+    var state: String { ended.withLock { $0 } ? "ended" : supervisor?.status.condition ?? "live" }
 
     /// Opens the input and the decoders for the wanted streams; throws if one is missing.
     /// `frameRate`: the recording's frame rate (`--fps`), which a screen grab is asked for.
@@ -91,6 +99,7 @@ final class CaptureSource: @unchecked Sendable {
     /// Reads until the input ends, every encoder is done, or a stop is requested; then flushes the
     /// decoders and encoders and ends their streams. The streams end even when it throws.
     func run(stop: StopSignal) throws {
+        defer { ended.withLock { $0 = true } }
         defer { finishEncoders() }
         defer { started(at: Timestamp.monotonicMicroseconds()) }
         let frame = try Frame()

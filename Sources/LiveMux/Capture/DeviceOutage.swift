@@ -19,11 +19,13 @@ struct DeviceOutage {
     /// Fills (`fill` up to a capture time; false once the encoders want no more) and reopens
     /// (`open`) until the device is back (returned), the recording stops or is complete (nil).
     /// Throws once the device has been away for the timeout, after filling up to then.
-    func rideOut(problem: String, fill: (Int64) throws -> Bool,
+    /// A device that does not end the recording (`policy.endsRecording`) is left out at the
+    /// timeout instead (`leftOut`, once) and still reopened.
+    func rideOut(problem: String, fill: (Int64) throws -> Bool, leftOut: (String) -> Void = { _ in },
                  open: @escaping @Sendable () throws -> InputDevice) throws -> InputDevice? {
         let timeout = Int64(policy.timeout * 1_000_000)
         var attempts = 0, opener: DeviceOpener?, next = failed + delay(1)
-        var lastProblem = problem
+        var lastProblem = problem, isLeftOut = false
         while true {
             let now = Timestamp.monotonicMicroseconds()
             if stop.isRequested {
@@ -38,7 +40,12 @@ struct DeviceOutage {
                 }
                 next = now + delay(attempts + 1)
             }
-            if now - failed >= timeout {
+            if now - failed >= timeout && !policy.endsRecording && !isLeftOut {
+                isLeftOut = true
+                leftOut("device '\(name)' stayed away \(Self.seconds(policy.timeout)) s (last: \(lastProblem)): the recording goes on"
+                        + " without it, and takes it back when it returns")
+            }
+            if now - failed >= timeout && policy.endsRecording {
                 _ = try fill(now)
                 throw LiveMuxError.input("device '\(name)' went away and stayed away \(Self.seconds(policy.timeout)) s"
                                          + " (\(attempts) reopen attempts; last: \(lastProblem)); the recording ends here"

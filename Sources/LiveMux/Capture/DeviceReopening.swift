@@ -4,6 +4,9 @@
 public struct DeviceReopening: Sendable {
     /// Seconds a device may stay away; 0 ends the recording at its first failure.
     public var timeout: Double = 30
+    /// Whether staying away past `timeout` ends the recording (the first source of each kind);
+    /// if not, the device is left out with one warning and taken back when it returns.
+    public var endsRecording = true
     /// Waits between attempts: 0.25 s doubling up to 2 s, so a device that is back is picked up
     /// within about 2 s (attempts are bounded by `timeout`, not counted).
     public var backoff = ReconnectPolicy(firstDelay: 0.25, maxDelay: 2, attempts: .max)

@@ -12,6 +12,8 @@ final class DeviceStatus: Sendable {
         var delay: Double?
         var failures = 0, reopenings = 0
         var away = 0.0, filledSeconds = 0.0, filledFrames = 0
+        /// Failed and not back yet; and past the timeout (a source after the first of its kind).
+        var isAway = false, isLeftOut = false
     }
     private let state = Locked(State())
 
@@ -26,11 +28,28 @@ final class DeviceStatus: Sendable {
     }
 
     /// It failed mid-recording (a read error, its end, its daemon gone).
-    func failed() { state.withLock { $0.failures += 1 } }
+    func failed() {
+        state.withLock { s in
+            s.failures += 1
+            s.isAway = true
+        }
+    }
+    /// It stayed away past the timeout and the recording goes on without it.
+    func leftOut() { state.withLock { $0.isLeftOut = true } }
     /// It was opened again after a failure.
     func reopened() { state.withLock { $0.reopenings += 1 } }
     /// Its first frame after a failure came `seconds` after the failure.
-    func back(after seconds: Double) { state.withLock { $0.away += seconds } }
+    func back(after seconds: Double) {
+        state.withLock { s in
+            s.away += seconds
+            (s.isAway, s.isLeftOut) = (false, false)
+        }
+    }
+
+    /// "live", "reopening" (failed, being filled and opened again) or "left out".
+    var condition: String {
+        state.withLock { s in s.isLeftOut ? "left out" : s.isAway ? "reopening" : "live" }
+    }
     /// Its gaps so far: seconds of silence and repeated video frames (totals).
     func filled(seconds: Double, frames: Int) { state.withLock { ($0.filledSeconds, $0.filledFrames) = (seconds, frames) } }
 

@@ -23,7 +23,7 @@ final class DeviceSupervisor {
          report: @escaping @Sendable (String) -> Void) {
         status = DeviceStatus(name: spec.description)
         self.spec = spec
-        name = Self.masked(spec)
+        name = spec.maskedDescription
         self.policy = policy
         self.options = options
         self.report = report
@@ -35,13 +35,6 @@ final class DeviceSupervisor {
     /// The encoders a gap is filled into.
     func attach(video: FrameConsumer?, audio: FrameConsumer?) {
         (self.video, self.audio) = (video, audio)
-    }
-
-    /// A source as messages name it: credentials in its URL masked.
-    private static func masked(_ spec: SourceSpec) -> String {
-        var s = spec
-        s.url = maskedURL(spec.url)
-        return s.description
     }
 
     /// The next packet of the device, or why there is none (`problem`: it ended, failed, or
@@ -70,10 +63,15 @@ final class DeviceSupervisor {
         let outage = DeviceOutage(name: name, policy: policy, stop: stop, failed: since)
         status.failed()
         let filling = [video.map { _ in "its last frame" }, audio.map { _ in "silence" }].compactMap { $0 }.joined(separator: " and ")
-        report("device '\(name)' failed (\(problem)); recording \(filling) in its place while it is reopened"
-               + " (for up to \(DeviceOutage.seconds(policy.timeout)) s: --device-timeout)")
+        let limit = policy.endsRecording ? "for up to \(DeviceOutage.seconds(policy.timeout)) s: --device-timeout"
+            : "it is not the first of its kind: the recording goes on whatever it does"
+        report("device '\(name)' failed (\(problem)); recording \(filling) in its place while it is reopened (\(limit))")
         let (spec, options) = (self.spec, self.options)
-        guard let device = try outage.rideOut(problem: problem, fill: { try fillGap(upTo: $0) }, open: {
+        let (report, status) = (self.report, self.status)
+        guard let device = try outage.rideOut(problem: problem, fill: { try fillGap(upTo: $0) }, leftOut: { message in
+            status.leftOut()
+            report(message)
+        }, open: {
             try InputDevice(format: spec.format, url: spec.url, options: options)
         }) else { return nil }
         return (device, outage.failed)

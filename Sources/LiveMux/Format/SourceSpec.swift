@@ -32,4 +32,11 @@ public struct SourceSpec: Sendable, Equatable {
     }
 
     public var description: String { format.map { "\($0):\(url)" } ?? url }
+
+    /// The description with credentials in the URL masked: how messages and stats name it.
+    public var maskedDescription: String {
+        var masked = self
+        masked.url = maskedURL(url)
+        return masked.description
+    }
 }

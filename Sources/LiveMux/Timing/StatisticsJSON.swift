@@ -36,6 +36,11 @@ extension StatisticsSnapshot {
                  "reopenings": $0.reopenings, "away_s": Self.rounded($0.awaySeconds),
                  "audio_filled_s": Self.rounded($0.audioFilledSeconds), "video_filled_frames": $0.videoFilledFrames] as [String: Any]
             },
+            "sources": sources.map {
+                var source: [String: Any] = ["label": $0.label, "kind": $0.kind.rawValue, "name": $0.name, "state": $0.state]
+                if $0.kind == .audio { source["peak_dbfs"] = $0.peakDBFS.map { Self.rounded($0) as Any } ?? NSNull() }
+                return source
+            },
             "latency_ms": ["p50": ms(latency.percentile(0.5)), "p95": ms(latency.percentile(0.95)),
                            "p99": ms(latency.percentile(0.99)), "max": ms(latency.maximum)],
             "latency_packets": latency.count,

@@ -27,6 +27,8 @@ public struct StatisticsSnapshot: Sendable {
     public var driftPPM: Double = 0
     /// The live devices (cameras, screens, microphones).
     public var devices: [DeviceSnapshot] = []
+    /// Every source, in the order of their labels (video first), with audio levels.
+    public var sources: [SourceSnapshot] = []
 
     /// Each network output's backlog and link rate.
     public var network: [NetworkOutputSnapshot] = []

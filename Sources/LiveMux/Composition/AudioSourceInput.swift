@@ -1,0 +1,132 @@
+import FFmpeg
+import POSIX
+
+/// An audio source of the mix after the first: its capture thread converts each frame to the
+/// mix's format and lays it on a FIFO placed by capture time; the mixer, on the first source's
+/// thread, takes the samples under each of that source's frames (`take`). The FIFO and its
+/// placement live in `state`; the converter belongs to the capture thread.
+final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
+    /// `a1`, `a2` …: the source's label in graphs and stats.
+    let label: String
+    let meter = LevelMeter()
+    private let converter: AudioConverter
+    private let rate: Int
+    /// Live: the mixer waits for a late source only so long, and a source that runs ahead drops
+    /// nothing. Unpaced (files, synthetic sources read as fast as they go): the mixer waits until
+    /// the samples are there, and a source that runs `capacity` ahead waits for it.
+    private let live: Bool
+    private let capacity: Int
+    private struct State {
+        let fifo: AudioFIFO
+        /// The capture time (µs) of sample `anchorIndex`; nil before the first frame.
+        var anchorTime: Int64?
+        var anchorIndex: Int64 = 0
+        /// The sample index of the FIFO's first sample (indices count from the first frame).
+        var headIndex: Int64 = 0
+        var ended = false
+        /// The mix wants no more.
+        var closed = false
+    }
+    private let state: Locked<State>
+
+    /// A frame that lands further than this (µs) from where the last one ended is placed at its
+    /// own time (silence fills a gap, an overlap is dropped): the source's clock drifted or stepped.
+    static let realignMicroseconds: Int64 = 20_000
+    /// Seconds an unpaced source may run ahead of the mix.
+    static let aheadSeconds = 2
+
+    init(label: String, format: AudioFormat, live: Bool) throws {
+        self.label = label
+        converter = AudioConverter(to: format)
+        rate = format.sampleRate
+        self.live = live
+        capacity = format.sampleRate * Self.aheadSeconds
+        state = Locked(State(fifo: try AudioFIFO(format: .floatPlanar, channels: format.channels, sampleRate: format.sampleRate)))
+    }
+
+    var isDone: Bool { state.withLock { $0.closed } }
+
+    func consume(_ frame: Frame, at time: Int64, capturedAt wallTime: Int64) throws -> Bool {
+        guard let converted = try converter.convert(frame) else { return !isDone }
+        meter.observe(converted.peakAmplitude, at: time)
+        let hasRoom = { [live, capacity] (s: State) in live || s.fifo.count < capacity || s.closed }
+        let open = try state.withLock(waitingUntil: hasRoom) { s, _ -> Bool in
+            if s.closed { return false }
+            try place(converted, at: time, in: &s)
+            return true
+        }
+        state.broadcast()
+        return open
+    }
+
+    /// Appends `frame` after what the FIFO holds, or at its own time when that is further than
+    /// `realignMicroseconds` away.
+    private func place(_ frame: Frame, at time: Int64, in s: inout State) throws {
+        guard let anchor = s.anchorTime else {
+            (s.anchorTime, s.anchorIndex) = (time, s.headIndex)
+            try s.fifo.write(frame, from: 0, count: frame.sampleCount)
+            return
+        }
+        let end = s.headIndex + Int64(s.fifo.count)
+        let at = s.anchorIndex + Timestamp.rescale(time - anchor, from: .microseconds, to: Rational(1, Int32(rate)))
+        let gap = at - end
+        let threshold = Timestamp.rescale(Self.realignMicroseconds, from: .microseconds, to: Rational(1, Int32(rate)))
+        var skip = 0
+        if gap > Int64(capacity) {
+            // A jump no silence should fill (a clock stepped): start over at this frame.
+            s.headIndex += Int64(s.fifo.count)
+            s.fifo.drain(s.fifo.count)
+            (s.anchorTime, s.anchorIndex) = (time, s.headIndex)
+        } else if gap > threshold {
+            try writeSilence(Int(gap), to: s.fifo)
+        } else if gap < -threshold {
+            skip = Int(min(-gap, Int64(frame.sampleCount)))
+        }
+        try s.fifo.write(frame, from: skip, count: frame.sampleCount - skip)
+    }
+
+    private func writeSilence(_ count: Int, to fifo: AudioFIFO) throws {
+        let silence = try Frame.silence(samples: count, format: .floatPlanar, sampleRate: rate, channels: converter.format.channels)
+        try fifo.write(silence, from: 0, count: count)
+    }
+
+    /// The `count` samples from capture time `time` on, silence where the source has none (it
+    /// started later, is away, or is later than `deadline`, µs on the monotonic clock; nil waits
+    /// as long as it takes). What the mix took is gone: samples for it that come later are dropped.
+    func take(at time: Int64, count: Int, deadline: Int64?) throws -> Frame {
+        let n = Int64(count)
+        let rate = Rational(1, Int32(self.rate))
+        let covered = { [capacity] (s: State) -> Bool in
+            guard let anchor = s.anchorTime else { return s.ended || s.closed }
+            let end = s.anchorIndex + Timestamp.rescale(time - anchor, from: .microseconds, to: rate) + n
+            return s.headIndex + Int64(s.fifo.count) >= end || s.fifo.count >= capacity || s.ended || s.closed
+        }
+        let out = try Frame.silence(samples: count, format: .floatPlanar, sampleRate: self.rate, channels: converter.format.channels)
+        try state.withLock(waitingUntil: covered, deadline: live ? deadline : nil) { s, _ in
+            guard let anchor = s.anchorTime else { return }
+            let start = s.anchorIndex + Timestamp.rescale(time - anchor, from: .microseconds, to: rate)
+            if start > s.headIndex {
+                s.fifo.drain(Int(min(start - s.headIndex, Int64(Int.max))))
+                s.headIndex = start
+            }
+            let offset = Int(min(s.headIndex - start, n))
+            s.headIndex += Int64(try s.fifo.read(into: out, at: offset, samples: count - offset))
+            // Samples for this stretch that come later are late: the mix has gone on without them.
+            if s.headIndex < start + n && s.fifo.count == 0 { s.headIndex = start + n }
+        }
+        state.broadcast()
+        return out
+    }
+
+    /// The mix is over: a source waiting for room stops.
+    func close() {
+        state.withLock { $0.closed = true }
+        state.broadcast()
+    }
+
+    /// The source ended: the mix takes silence from now on.
+    func finish() throws {
+        state.withLock { $0.ended = true }
+        state.broadcast()
+    }
+}

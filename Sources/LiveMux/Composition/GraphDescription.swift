@@ -1,0 +1,79 @@
+/// The libavfilter graph text for a kind's sources: the given `--filter-complex`, or the default
+/// composition (the layout) or mix (unity gains, a limiter) followed by `--vf` / `--af`; nil when
+/// one source needs no graph. Inputs are labelled `[v0]`, `[v1]` … / `[a0]` …; the output `[vout]` /
+/// `[aout]`.
+enum GraphDescription {
+    static let videoOutput = "vout", audioOutput = "aout"
+    /// The limiter's ceiling: sources at full scale added up come out just under it, never clipped.
+    static let limiterCeiling = 0.944  // −0.5 dBFS
+    /// The picture-in-picture's width and margin, as fractions of the output width.
+    static let pipWidthFraction = 4, pipMarginFraction = 40
+
+    /// `sizes`: each video source's size as its graph input takes it (the first is the output's).
+    static func video(sizes: [(width: Int, height: Int)], _ c: Composition) -> String? {
+        if let graph = c.videoGraph { return graph }
+        guard sizes.count > 1 || c.videoFilter != nil else { return nil }
+        let (width, height) = sizes[0]
+        var chain: String
+        switch c.layout {
+        case .pip, .pipTopLeft, .pipTopRight, .pipBottomLeft:
+            chain = pictureInPicture(count: sizes.count, width: width, layout: c.layout)
+        case .sideBySide, .topBottom:
+            chain = cells(count: sizes.count, width: width, height: height, across: c.layout == .sideBySide)
+        }
+        if let filter = c.videoFilter { chain += "[composed];[composed]\(filter)" }
+        return chain + "[\(videoOutput)]"
+    }
+
+    private static func even(_ n: Int) -> Int { max(2, n / 2 * 2) }
+
+    private static func pictureInPicture(count: Int, width: Int, layout: VideoLayout) -> String {
+        let pipWidth = even(width / pipWidthFraction), margin = width / pipMarginFraction
+        var parts = (1..<count).map { "[v\($0)]scale=w=\(pipWidth):h=-2[p\($0)]" }
+        var main = "[v0]"
+        for k in 1..<max(count, 1) {
+            let step = "(overlay_w+\(margin))*\(k - 1)"
+            let x = [.pipTopLeft, .pipBottomLeft].contains(layout) ? "\(margin)+\(step)" : "main_w-overlay_w-\(margin)-\(step)"
+            let y = [.pipTopLeft, .pipTopRight].contains(layout) ? "\(margin)" : "main_h-overlay_h-\(margin)"
+            let label = k == count - 1 ? "" : "[o\(k)]"
+            parts.append("\(main)[p\(k)]overlay=x=\(x):y=\(y)\(label)")
+            main = "[o\(k)]"
+        }
+        if count == 1 { parts.append("[v0]null") }
+        return parts.joined(separator: ";")
+    }
+
+    private static func cells(count: Int, width: Int, height: Int, across: Bool) -> String {
+        if count == 1 { return "[v0]null" }
+        let (w, h) = across ? (even(width / count), even(height)) : (even(width), even(height / count))
+        var parts = (0..<count).map {
+            "[v\($0)]scale=w=\(w):h=\(h):force_original_aspect_ratio=decrease:force_divisible_by=2,pad=\(w):\(h):(ow-iw)/2:(oh-ih)/2[c\($0)]"
+        }
+        let stack = across ? "hstack" : "vstack"
+        parts.append((0..<count).map { "[c\($0)]" }.joined() + "\(stack)=inputs=\(count)")
+        return parts.joined(separator: ";")
+    }
+
+    static func audio(count: Int, _ c: Composition) -> String? {
+        if let graph = c.audioGraph { return graph }
+        let gains = (0..<count).map { c.gains[$0] ?? 1 }
+        guard count > 1 || c.audioFilter != nil || gains[0] != 1 else { return nil }
+        var parts: [String] = []
+        let inputs = gains.enumerated().map { i, gain -> String in
+            guard gain != 1 else { return "[a\(i)]" }
+            parts.append("[a\(i)]volume=\(gain)[g\(i)]")
+            return "[g\(i)]"
+        }
+        var chain = inputs.joined()
+        if count > 1 {
+            // Summed at unity (amix would divide by the count), then limited: never clipped.
+            chain += "amix=inputs=\(count):normalize=0:duration=first:dropout_transition=0,"
+                + "alimiter=limit=\(limiterCeiling):level=0:latency=1"
+        } else {
+            chain += "anull"
+        }
+        if let filter = c.audioFilter { chain += "[mixed];[mixed]\(filter)" }
+        parts.append(chain + "[\(audioOutput)]")
+        return parts.joined(separator: ";")
+    }
+}

@@ -1,0 +1,83 @@
+import FFmpeg
+
+/// The video stage between the sources and the encoder, on the encoder's thread, when there are
+/// several video sources or a `--vf` / `--filter-complex` graph: each frame of the first source
+/// goes into the graph with the frame every other source shows at that instant
+/// (`VideoSourceInput.frame(at:)`), all stamped alike, so the graph never waits for a source; what
+/// comes out goes to the encoder at the first source's capture times.
+final class VideoCompositor: FrameConsumer, @unchecked Sendable {
+    // Used by the video encoder's thread only.
+    private let encoder: FrameConsumer
+    private let inputs: [VideoSourceInput]
+    private let graph: ProcessingGraph
+    private let width: Int, height: Int
+    private var scaler: Scaler?
+    /// Shown for a source before its first frame.
+    private let blank: [Frame]
+    /// The first frame's capture time: graph timestamps count µs from it.
+    private var start: Int64?
+    private var lastPTS = Int64.min
+    /// Wall times of the frames fed, by graph timestamp, for the capture → bytes latency.
+    private var wallTimes: [(pts: Int64, wall: Int64)] = []
+    private let composed: Frame
+
+    /// The graph's time base: capture-clock microseconds.
+    static let timeBase = Rational(1, 1_000_000)
+
+    init(encoder: FrameConsumer, width: Int, height: Int, inputs: [VideoSourceInput], graph: ProcessingGraph) throws {
+        self.encoder = encoder
+        (self.width, self.height) = (width, height)
+        self.inputs = inputs
+        self.graph = graph
+        blank = try inputs.map { try Frame.black(width: $0.width, height: $0.height) }
+        composed = try Frame()
+    }
+
+    var isDone: Bool { encoder.isDone }
+
+    func consume(_ frame: Frame, at time: Int64, capturedAt wallTime: Int64) throws -> Bool {
+        let start = self.start ?? time
+        self.start = start
+        let pts = time - start
+        guard pts > lastPTS else { return true }  // the encoder drops it too: it has no slot
+        lastPTS = pts
+        let first = try convert(frame)
+        first.pts = pts
+        try graph.send(first, to: 0)
+        for (i, input) in inputs.enumerated() {
+            let shown = try (input.frame(at: time) ?? blank[i]).reference()
+            shown.pts = pts
+            try graph.send(shown, to: i + 1)
+        }
+        wallTimes.append((pts, wallTime))
+        return try handOn(start)
+    }
+
+    private func convert(_ frame: Frame) throws -> Frame {
+        if frame.width == width, frame.height == height, frame.format == PixelFormat.yuv420p.rawValue { return try frame.reference() }
+        if scaler == nil || !scaler!.accepts(frame) {
+            scaler = try Scaler(fromWidth: frame.width, height: frame.height, format: frame.format,
+                                toWidth: width, height: height, format: .yuv420p)
+        }
+        return try scaler!.scale(frame)
+    }
+
+    private func handOn(_ start: Int64) throws -> Bool {
+        while case .value = try graph.receive(into: composed) {
+            let pts = Timestamp.rescale(composed.pts, from: graph.outputTimeBase, to: Self.timeBase)
+            while wallTimes.count > 1, wallTimes[1].pts <= pts { wallTimes.removeFirst() }
+            let wall = wallTimes.first?.wall ?? start
+            if try !encoder.consume(composed, at: start + pts, capturedAt: wall) { return false }
+        }
+        return true
+    }
+
+    func finish() throws {
+        inputs.forEach { $0.close() }
+        if let start, !encoder.isDone {
+            for i in 0...inputs.count { try graph.send(nil, to: i) }
+            _ = try handOn(start)
+        }
+        try encoder.finish()
+    }
+}

@@ -1,0 +1,13 @@
+/// One source in a `StatisticsSnapshot`: what `--stats` and the progress line name.
+public struct SourceSnapshot: Sendable, Equatable {
+    /// `v0`, `v1` … `a0`, `a1` …, as graphs name it.
+    public var label: String
+    public var kind: StreamKind
+    /// The source as given (credentials masked).
+    public var name: String
+    /// "live", "reopening" (a device that failed, being filled and opened again), "left out" (a
+    /// device after the first of its kind that stayed away past --device-timeout), "ended".
+    public var state: String
+    /// Audio: the peak of the last whole second (dBFS, −100 is silence); nil before one.
+    public var peakDBFS: Double?
+}
