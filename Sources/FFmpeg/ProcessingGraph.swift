@@ -24,7 +24,7 @@ public final class ProcessingGraph: @unchecked Sendable {
         public var description: String {
             switch self {
             case .unknownFilter(let name): "no filter is named '\(name)' (ffmpeg -filters lists them)"
-            case .unparsable(let why): "it does not parse (\(why)): write FILTER=KEY=VALUE:KEY=VALUE, chains joined by ',' and ';'"
+            case .unparsable(let why): "it does not parse, or a filter refused its options (\(why)): write FILTER=KEY=VALUE:KEY=VALUE, chains joined by ',' and ';'"
 
             case .unlabelledInput: "a filter's input has no label: name each input after its source ([v0], [a1] …)"
             case .unknownLabel(let l, let known): "[\(l)] names no source (the sources are \(known.map { "[\($0)]" }.joined(separator: " ")))"
@@ -42,6 +42,8 @@ public final class ProcessingGraph: @unchecked Sendable {
     private let sink: UnsafeMutablePointer<AVFilterContext>
     /// The time base of the frames that come out.
     public let outputTimeBase: Rational
+    /// Video: the size of the frames that come out.
+    public let outputWidth: Int, outputHeight: Int
 
     /// Parses and configures `description`. Every input of `inputs` must be used, every open input
     /// of the graph must name one, and its one open output must be labelled `output`.
@@ -104,6 +106,7 @@ public final class ProcessingGraph: @unchecked Sendable {
         self.sources = sources.map { $0! }
         self.sink = sink!
         outputTimeBase = Rational(api.buffersink_get_time_base(sink))
+        (outputWidth, outputHeight) = (Int(api.buffersink_get_w(sink)), Int(api.buffersink_get_h(sink)))
     }
 
     deinit { api.graph_free(&graph) }

@@ -61,7 +61,14 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         let timeline = Timeline(videoSetsBase: wantVideo, separateThreads: opened.video.first !== opened.audio.first)
         // Each stream keeps its first source's format unless the options ask for another.
         let sourceFormat = { (kind: StreamKind) in (kind == .video ? opened.video : opened.audio).first?.format ?? SourceFormat() }
-        let videoFormat = wantVideo ? VideoFormat.resolve(config.video, source: sourceFormat(.video), report: report) : nil
+        var videoFormat = wantVideo ? VideoFormat.resolve(config.video, source: sourceFormat(.video), report: report) : nil
+        let audioFormat = wantAudio ? AudioFormat.resolve(config.audio, source: sourceFormat(.audio), report: report) : nil
+        // Several sources of a kind, or filters: graphs between the sources and the encoders. A
+        // graph that makes another size (side by side, a crop) sets the picture's, unless --size.
+        let graphs = try SourceGraphs(opened, composition: config.composition, videoFormat: videoFormat, audioFormat: audioFormat)
+        if let size = graphs.videoOutputSize, config.video.width == nil {
+            (videoFormat!.width, videoFormat!.height) = (size.width & ~1, size.height & ~1)
+        }
         // One encode per session; only the one whose outputs are URLs follows the link.
         let lanes = try videoFormat.map { format in
             try zip(outputGroups, queues).enumerated().map { i, group in
@@ -71,15 +78,11 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
             }
         } ?? []
         let video = videoFormat.map { VideoEncoder(format: $0, lanes: lanes, timeline: timeline, statistics: statistics, duration: config.duration) }
-        let audioFormat = wantAudio ? AudioFormat.resolve(config.audio, source: sourceFormat(.audio), report: report) : nil
         let audio = try audioFormat.map {
             try AudioEncoder(settings: config.audio, format: $0, timeline: timeline, queues: queues, statistics: statistics, duration: config.duration)
         }
         let audioStream = try audio?.streamDescription()
-        // Several sources of a kind, or filters: a stage between the sources and the encoder.
-        let live = !unpaced
-        let stages = try SourceStages(opened, composition: config.composition, videoFormat: videoFormat, audioFormat: audioFormat,
-                                      video: video, audio: audio, live: live)
+        let stages = try SourceStages(opened, graphs: graphs, audioFormat: audioFormat, video: video, audio: audio, live: !unpaced)
         // Live (pipe) ASF gets small packets: a payload waits in the open ASF packet until later
         // ones fill it, so 1400 bytes instead of 3200 cut that wait (docs/latency.md).
         sessions = try outputGroups.indices.map { i in
