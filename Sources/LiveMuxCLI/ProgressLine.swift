@@ -67,6 +67,12 @@ final class ProgressLine: @unchecked Sendable {
             extra += String(format: " vbitrate=%.0fk backlog=", Double(s.videoBitRate) / 1000)
                 + s.network.map { String(format: "%.0fms", $0.backlogMs) }.joined(separator: ",")
         }
+        // Each audio source's level, and a device that is away by its state.
+        let named = s.sources.compactMap { source -> String? in
+            if source.state == "reopening" || source.state == "left out" { return "\(source.label)=\(source.state.replacingOccurrences(of: " ", with: "-"))" }
+            return source.peakDBFS.map { String(format: "%@=%.0fdB", source.label, $0) }
+        }
+        if !named.isEmpty { extra += " " + named.joined(separator: " ") }
         return line + extra
     }
 }
