@@ -55,6 +55,16 @@ final class ReadmeExampleTests: TemporaryDirectoryTestCase {
             },
             Example(readme: "livemux record --video v4l2:/dev/video0 --audio pulse:default -o cam.flv",
                     skip: "needs a camera (/dev/video0) and a PulseAudio server"),
+            Example(readme: "livemux record --video x11grab::0 --video v4l2:/dev/video0 --audio pulse:default --audio pulse:@DEFAULT_MONITOR@ -o stream.flv",
+                    skip: "needs an X display, a camera and a PulseAudio server (MultiSourceDeviceTests run the rig's)"),
+            Example(readme: "livemux record -t 10 --video lavfi:testsrc2=size=1280x720 --video lavfi:smptebars=size=320x180 --audio lavfi:sine --audio lavfi:sine=frequency=1000 --volume a1=-6dB --vf 'eq=brightness=0.06:saturation=1.3' -o mix.asf",
+                    changes: [("-t 10", "-t 1")]) { d, _ in
+                XCTAssertEqual(try Tools.probe("\(d)/mix.asf").stream("video")?.width, 1280)
+                let samples = try MediaAnalysis.samples("\(d)/mix.asf")
+                XCTAssertEqual(MediaAnalysis.amplitude(of: 440, in: samples[12000..<36000]), 0.125, accuracy: 0.01)
+                XCTAssertEqual(MediaAnalysis.amplitude(of: 1000, in: samples[12000..<36000]), 0.0627, accuracy: 0.006)
+                try Self.decodes("\(d)/mix.asf")
+            },
             Example(readme: "livemux record --input 'lavfi:avsynctest=size=640x360:framerate=25:samplerate=44100[out0][out1]' -o sync.asf",
                     changes: [(" -o sync.asf", " -t 1 -o sync.asf")]) { d, _ in
                 // The comment's promise: the source keeps its own size, rate and sample rate.
