@@ -29,9 +29,13 @@ final class FailedBuildTests: TemporaryDirectoryTestCase {
         lateFileOneSession.video.sharedEncode = true
         var badEncoder = configuration([.file("\(dir)/e.flv")])
         badEncoder.video.preset = "no-such-preset"  // libx264 refuses it in avcodec_open2
+        var badGraph = configuration([.file("\(dir)/g.flv")])
+        badGraph.audioSources = [RecordConfiguration.defaultAudioSource(badGraph.audio), RecordConfiguration.defaultAudioSource(badGraph.audio)]
+        badGraph.composition.videoFilter = "no-such-filter"
         let steps: [(name: String, config: RecordConfiguration)] = [
             ("a source", missingAudio),
             ("the video encoder", badEncoder),
+            ("a filter graph, after two audio sources", badGraph),
             ("the server", configuration([push], listen: busy.address)),
             ("a file", lateFile),
             ("a file after the push's sink", lateFileOneSession),
