@@ -192,4 +192,28 @@ final class MultiSourceTests: TemporaryDirectoryTestCase {
         XCTAssertGreaterThanOrEqual(windows.count, 25)
         for a in windows { XCTAssertEqual(a, Self.sineAmplitude, accuracy: 0.02, "1000 Hz per 100 ms: \(windows)") }
     }
+
+    /// A second source that stops delivering without ending (a pipe nobody writes to) holds the
+    /// mix back once, for at most its wait, not on every frame: the first source's audio keeps
+    /// real time. Before, each of a0's frames waited 40 ms for it, and 3 s took twice as long.
+    func testAStalledSecondSourceDoesNotHoldBackTheFirst() throws {
+        let raw = "\(dir)/half.raw", fifo = "\(dir)/stalls.raw", stats = "\(dir)/s.jsonl"
+        let made = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000:duration=0.5",
+                                            "-f", "s16le", raw])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        // Half a second of audio, then nothing until the pipe closes, after the recording's end.
+        let writer = try ChildProcess("/bin/sh", ["-c", "exec 3>\(fifo); cat \(raw) >&3; sleep 4"])
+        defer { _ = writer.end() }
+        // Raw samples, probed no further than needed: the source opens at once and starts.
+        let path = try record(["--no-video", "--audio", Self.low, "--audio", "s16le:\(fifo)", "--audio-opt", "sample_rate=48000",
+                               "--audio-opt", "ch_layout=mono", "--audio-opt", "analyzeduration=1000", "--audio-opt", "probesize=32",
+                               "--stats", stats], seconds: 3, realtime: true)
+        // Until the end of the media (the run then waits for the pipe's reader to return).
+        let lines = try TimingTests.statsLines(stats).filter { ($0["media_time_s"] as? Double ?? 0) < 2.9 }
+        let speeds = lines.compactMap { $0["speed_x"] as? Double }
+        XCTAssertGreaterThanOrEqual(speeds.count, 2)
+        for speed in speeds.dropFirst() { XCTAssertGreaterThan(speed, 0.85, "the first source kept real time: \(speeds)") }
+        for a in try tones(path, [440])[0] { XCTAssertEqual(a, Self.sineAmplitude, accuracy: 0.01) }
+    }
 }

@@ -26,6 +26,9 @@ final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
         var ended = false
         /// The mix wants no more.
         var closed = false
+        /// The last `take` gave up waiting: until the source delivers again, the mix does not
+        /// wait for it (a stalled device would otherwise hold back every frame of the first).
+        var missed = false
     }
     private let state: Locked<State>
 
@@ -62,6 +65,7 @@ final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
     /// Appends `frame` after what the FIFO holds, or at its own time when that is further than
     /// `realignMicroseconds` away.
     private func place(_ frame: Frame, at time: Int64, in s: inout State) throws {
+        s.missed = false
         guard let anchor = s.anchorTime else {
             (s.anchorTime, s.anchorIndex) = (time, s.headIndex)
             try s.fifo.write(frame, from: 0, count: frame.sampleCount)
@@ -96,13 +100,15 @@ final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
     func take(at time: Int64, count: Int, deadline: Int64?) throws -> Frame {
         let n = Int64(count)
         let rate = Rational(1, Int32(self.rate))
-        let covered = { [capacity] (s: State) -> Bool in
-            guard let anchor = s.anchorTime else { return s.ended || s.closed }
+        let covered = { [capacity, live] (s: State) -> Bool in
+            if s.ended || s.closed || (live && s.missed) { return true }
+            guard let anchor = s.anchorTime else { return false }
             let end = s.anchorIndex + Timestamp.rescale(time - anchor, from: .microseconds, to: rate) + n
-            return s.headIndex + Int64(s.fifo.count) >= end || s.fifo.count >= capacity || s.ended || s.closed
+            return s.headIndex + Int64(s.fifo.count) >= end || s.fifo.count >= capacity
         }
         let out = try Frame.silence(samples: count, format: .floatPlanar, sampleRate: self.rate, channels: converter.format.channels)
-        try state.withLock(waitingUntil: covered, deadline: live ? deadline : nil) { s, _ in
+        try state.withLock(waitingUntil: covered, deadline: live ? deadline : nil) { s, ready in
+            if !ready { s.missed = true }
             guard let anchor = s.anchorTime else { return }
             let start = s.anchorIndex + Timestamp.rescale(time - anchor, from: .microseconds, to: rate)
             if start > s.headIndex {
