@@ -47,7 +47,9 @@ static inline void lm_log_redirect_callback(void *avcl, int level, const char *f
      * and every thread logs, so each thread keeps its own (thread-local, not a shared static). */
     static _Thread_local int print_prefix = 1;
     lm_log_line_sink sink = *lm_log_sink_slot();
-    if (level > av_log_get_level() || !sink) return;
+    /* Error lines pass at every level: livemux reads them to tell why a protocol failed
+     * (FFmpegLog.watchingErrors), and the sink drops what the level hides. */
+    if (!sink || (level > av_log_get_level() && level > AV_LOG_ERROR)) return;
     char line[2048];
     av_log_format_line2(avcl, level, fmt, vl, line, sizeof line, &print_prefix);
     sink(level, line);

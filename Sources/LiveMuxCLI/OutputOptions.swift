@@ -3,12 +3,13 @@ import LiveMux
 
 /// The output options `record`, `serve` and `mux` share, and the `Outputs` they make: `-o`
 /// (repeatable: files, stdout, URLs), `-f` for the next `-o` (refused where it could be
-/// misread), `-y`/`-n`, `--flv-hevc`, the
+/// misread), `-y`/`-n`, `--flv-hevc`, TLS verification, the
 /// reconnect policy, the per-output queue and `--listen`.
 struct OutputOptions {
     private var named: [(name: String, format: ContainerFormat?)] = []
     private var pendingFormat: ContainerFormat?
     private var overwrite = OutputFiles.Overwrite.refuse
+    private var tlsCAFileGiven = false
     private(set) var outputs = Outputs()
     /// Said once each before the job starts (unless -q): a name that disagrees with -f, a
     /// non-loopback --listen.
@@ -38,6 +39,12 @@ struct OutputOptions {
       --max-latency S       seconds a URL output may fall behind real time (kernel buffers,
                             queue) before it skips to the newest keyframe, audio kept; each
                             episode warned once (default: 3)
+      --tls-ca-file FILE    PEM file of the CAs that rtmps:// (and tls://, https://) servers'
+                            certificates must lead to, instead of the system's
+                            (default: /etc/ssl/certs/ca-certificates.crt); the host name in
+                            the URL must be one the certificate names
+      --tls-insecure        do not check TLS servers' certificates (warns): whoever answers at
+                            the address gets the stream and its key
       -y                    overwrite output files that exist
       -n                    never overwrite: refuse if an output file exists (also the
                             default without -y: livemux does not ask)
@@ -81,6 +88,20 @@ struct OutputOptions {
         case "--max-latency": outputs.maxLatency = try Values.seconds(try reader.value(for: option), option: option.name)
         case "--output-queue":
             outputs.queueCapacity = try Values.integer(try reader.value(for: option), option: option.name, range: 8...1_000_000)
+        case "--tls-ca-file":
+            let file = try reader.value(for: option)
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), !isDirectory.boolValue,
+                  FileManager.default.isReadableFile(atPath: file) else {
+                throw UsageError("--tls-ca-file \(file) is not a readable file: give the PEM file of the CA certificates to trust")
+            }
+            outputs.tls.caFile = file
+            tlsCAFileGiven = true
+        case "--tls-insecure":
+            if !outputs.tls.insecure {
+                warnings.append("--tls-insecure: TLS servers' certificates are not checked, so whoever answers at an output's address gets the stream and its key")
+            }
+            outputs.tls.insecure = true
         case "--max-viewers" where listen:
             outputs.maxViewers = try Values.integer(try reader.value(for: option), option: option.name, range: 1...1_000_000)
         case "--listen" where listen:
@@ -112,6 +133,9 @@ struct OutputOptions {
     /// twice, one that exists without -y.
     mutating func finish(inputs: [String]) throws {
         guard !named.isEmpty || outputs.listen != nil else { throw UsageError("no output: give -o FILE, -o - for stdout, or a URL") }
+        if tlsCAFileGiven && outputs.tls.insecure {
+            throw UsageError("--tls-ca-file and --tls-insecure contradict each other: give --tls-ca-file to check against a private CA, or --tls-insecure to not check")
+        }
         // A -f after the last -o names that output's container (`-o - -f flv`).
         if let f = pendingFormat {
             guard !named.isEmpty, named[named.count - 1].format == nil else {
@@ -127,7 +151,9 @@ struct OutputOptions {
             if case .network(let url) = destination, url.lowercased().hasPrefix("rtmp"), f != .flv {
                 throw UsageError("RTMP carries FLV only: drop -f \(f.rawValue) for \(destination.description)")
             }
-            if case .network(let url) = destination, let problem = rtmpURLProblem(url) { throw UsageError(problem) }
+            if case .network(let url) = destination, let problem = rtmpURLProblem(url) ?? outputs.tls.problem(for: url) {
+                throw UsageError(problem)
+            }
             return OutputSpec(destination: destination, format: f)
         }
         self.warnings = warnings

@@ -104,7 +104,7 @@ final class MuxSession: @unchecked Sendable {
                     let tuning = NetworkSink.Tuning(maxLatency: outputs.maxLatency, sendBufferBytes: outputs.sendBufferBytes,
                                                     adaptive: d == primaryURL ? adaptive : nil)
                     let sink = NetworkSink(url: url, policy: outputs.reconnect, queueLimit: outputs.queueCapacity, tuning: tuning,
-                                           report: report, countDropped: countDropped)
+                                           tls: outputs.tls, report: report, countDropped: countDropped)
                     networkSinks.append((d, sink))
                     self.routes[i].sinks.append(sink)
                 }

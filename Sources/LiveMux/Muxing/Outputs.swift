@@ -23,6 +23,8 @@ public struct Outputs: Sendable {
     /// What the kernel may hold for each TCP-based network output (`SO_SNDBUF`), in bytes; the
     /// pipeline sets it from the bit rates so a slow link shows at once instead of hiding in it.
     public var sendBufferBytes = 64 * 1024
+    /// How TLS-based outputs (rtmps://) check the server's certificate: on, against the system's CAs.
+    public var tls = TLSVerification()
 
     public init() {}
 
@@ -66,7 +68,7 @@ public struct Outputs: Sendable {
             guard case .network(let url) = o.destination else { continue }
             // libavformat's protocols print the URLs they open: keep the secrets out of its log.
             FFmpegLogRedaction.redact(secretParts(of: url))
-            if let problem = rtmpURLProblem(url) { throw LiveMuxError.invalid(problem) }
+            if let problem = rtmpURLProblem(url) ?? tls.problem(for: url) { throw LiveMuxError.invalid(problem) }
             guard NetworkOutput.canWrite(url: url) else {
                 throw LiveMuxError.unsupported("cannot write to \(maskedURL(url)): this FFmpeg has no protocol for it (use rtmp://, srt://, tcp:// or udp://)")
             }
