@@ -20,7 +20,10 @@ struct OutputOptions {
                             file:NAME the file NAME (as in ffmpeg); a URL
                             (rtmp://host/app/KEY, srt://, tcp://, udp://) is pushed live, each
                             with its own queue, reconnecting after failures. Repeatable: every
-                            output gets the same streams.
+                            output gets the same streams. Kept out of ps: -o @FILE takes the
+                            output from FILE's first line (not readable by other users), and
+                            ${NAME} in a URL is the environment variable NAME:
+                            -o 'rtmp://host/live/${STREAM_KEY}'
       -f asf|flv            container of the next -o: -f flv -o x; after the last -o, of
                             that one: -o - -f flv. Between two -o it must not read as the
                             previous one's: refused when that -o has no -f and its container is
@@ -72,7 +75,7 @@ struct OutputOptions {
             // Like ffmpeg, -f names the container of the next -o.
             pendingFormat = try Values.choice(try reader.value(for: option), option: option.name, as: ContainerFormat.self)
         case "-o", "--output":
-            let o = try reader.value(for: option)
+            let o = try SecretOutputArgument.resolve(try reader.value(for: option))
             guard !o.isEmpty, Destination.parse(o) != .file("") else { throw UsageError("-o needs a file name, - for stdout, or a URL") }
             if let f = pendingFormat, let previous = named.last, previous.format == nil {
                 try OutputFiles.checkFormat(f, between: previous.name, and: o)
