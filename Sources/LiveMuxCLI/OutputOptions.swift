@@ -60,6 +60,11 @@ struct OutputOptions {
                             Loopback unless told otherwise: 0.0.0.0:8080 or [::]:8080 let other
                             machines watch (with a warning). The viewer URLs are printed at start;
                             / lists the streams, codecs and viewer counts (JSON: /?format=json).
+      --viewer-key KEY      every request needs ?key=KEY, or a signed link ?expires=T&sig=HEX
+                            (HEX: HMAC-SHA256 of the path followed by T, Unix seconds, under KEY);
+                            else 403. The URLs printed at start carry the key
+      --viewer-key-file FILE  the viewer key from FILE's first line, kept out of ps (FILE must not
+                            be readable by other users)
     """
 
     static let maxViewersHelp = """
@@ -107,6 +112,14 @@ struct OutputOptions {
             outputs.tls.insecure = true
         case "--max-viewers" where listen:
             outputs.maxViewers = try Values.integer(try reader.value(for: option), option: option.name, range: 1...1_000_000)
+        case "--viewer-key" where listen, "--viewer-key-file" where listen:
+            let value = try reader.value(for: option)
+            let key = option.name == "--viewer-key" ? value
+                : try SecretFile.firstLine(of: value, option: "--viewer-key-file ", what: "the viewer key")
+            guard let access = ViewerAccess(key: key) else {
+                throw UsageError("\(option.name): a viewer key needs at least \(ViewerAccess.minimumKeyLength) characters (openssl rand -hex 16 makes a good one)")
+            }
+            outputs.viewerAccess = access
         case "--listen" where listen:
             let v = try reader.value(for: option)
             guard let address = ListenAddress.parse(v) else {

@@ -8,28 +8,11 @@ import LiveMux
 enum SecretOutputArgument {
     /// The output `argument` stands for.
     static func resolve(_ argument: String, environment: [String: String] = ProcessInfo.processInfo.environment) throws -> String {
-        let text = argument.hasPrefix("@") ? try firstLine(of: String(argument.dropFirst())) : argument
+        let text = argument.hasPrefix("@")
+            ? try SecretFile.firstLine(of: String(argument.dropFirst()), option: "-o @", what: "the output (-o file:@NAME writes a file named @NAME)")
+            : argument
         guard case .network = Destination.parse(text) else { return text }
         return try expand(text, environment: environment)
-    }
-
-    /// Permission bits that let other users read a file: such a file holds no secret.
-    private static let worldReadable: mode_t = 0o004
-
-    /// The first line of the file, without its line end; refused when other users may read it.
-    private static func firstLine(of path: String) throws -> String {
-        var info = stat()
-        guard !path.isEmpty, stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
-              let data = FileManager.default.contents(atPath: path) else {
-            throw UsageError("-o @\(path): no readable file \(path) (-o @FILE takes the output from the first line of FILE; -o file:@NAME writes a file named @NAME)")
-        }
-        if info.st_mode & worldReadable != 0 {
-            throw UsageError("-o @\(path): every user of this machine may read \(path), so it keeps nothing secret; chmod o-r \(path)")
-        }
-        let line = String(decoding: data, as: UTF8.self).split(omittingEmptySubsequences: false, whereSeparator: \.isNewline).first ?? ""
-        let output = line.trimmingCharacters(in: .whitespaces)
-        guard !output.isEmpty else { throw UsageError("-o @\(path): the first line of \(path) is empty; write the output URL there") }
-        return output
     }
 
     /// `${NAME}` replaced by the variable's value; an unset or malformed one is refused, naming

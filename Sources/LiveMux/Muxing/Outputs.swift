@@ -14,6 +14,8 @@ public struct Outputs: Sendable {
     public var queueCapacity = 512
     /// HTTP viewers served at once (both streams together); past it a viewer gets 503.
     public var maxViewers = HTTPServer.defaultMaxViewers
+    /// Who may watch the HTTP viewers' streams and index (nil: everyone who reaches the port).
+    public var viewerAccess: ViewerAccess?
     /// Replace output files that exist; when false, an existing regular file is an error.
     public var overwriteFiles = true
     /// How FLV outputs (files, stdout, URLs, /live.flv) signal HEVC; H.264 needs no choice.
