@@ -212,9 +212,16 @@ final class NetworkSink: ChunkSink, Sendable {
     /// `failures` counts consecutive failed connections: the first, then each reconnect attempt.
     private func retry(after error: Error, failures: inout Int) -> Bool {
         failures += 1
-        // A refused certificate is refused again on every try: give up at once (nothing was sent).
+        // A refused certificate or passphrase is refused again on every try: give up at once (nothing was sent).
         if let refused = error as? TLSVerificationFailure {
             state.withLock { $0.failure = LiveMuxError.output("\(name): \(tls.explain(refused))") }
+            return false
+        }
+        if error is SRTPassphraseRefusal {
+            state.withLock {
+                $0.failure = LiveMuxError.output("\(name): the SRT peer refused the passphrase; give the one it expects"
+                                                 + " (passphrase=, 10 to 79 characters, and the same pbkeylen), or none if it has none")
+            }
             return false
         }
         let message = Self.describe(error)
