@@ -60,16 +60,16 @@ struct OutputOptions {
                             Loopback unless told otherwise: 0.0.0.0:8080 or [::]:8080 let other
                             machines watch (with a warning). The viewer URLs are printed at start;
                             / lists the streams, codecs and viewer counts (JSON: /?format=json).
+    """
+
+    static let viewerHelp = """
+      --max-viewers N       viewers served at once, both streams together (default: 1000);
+                            past it a viewer gets 503. The open-file limit is raised to allow it.
       --viewer-key KEY      every request needs ?key=KEY, or a signed link ?expires=T&sig=HEX
                             (HEX: HMAC-SHA256 of the path followed by T, Unix seconds, under KEY);
                             else 403. The URLs printed at start carry the key
       --viewer-key-file FILE  the viewer key from FILE's first line, kept out of ps (FILE must not
                             be readable by other users)
-    """
-
-    static let maxViewersHelp = """
-      --max-viewers N       viewers served at once, both streams together (default: 1000);
-                            past it a viewer gets 503. The open-file limit is raised to allow it.
     """
 
     /// Takes `option` if it is an output option (`--listen` only when `listen` allows it);
