@@ -15,6 +15,7 @@
 #include <libavutil/audio_fifo.h>
 #include <libavutil/channel_layout.h>
 #include <libavutil/error.h>
+#include <libavutil/hmac.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/mathematics.h>
 #include <libavutil/opt.h>
@@ -48,7 +49,9 @@ static inline void lm_log_redirect_callback(void *avcl, int level, const char *f
      * and every thread logs, so each thread keeps its own (thread-local, not a shared static). */
     static _Thread_local int print_prefix = 1;
     lm_log_line_sink sink = *lm_log_sink_slot();
-    if (level > av_log_get_level() || !sink) return;
+    /* Error lines pass at every level: livemux reads them to tell why a protocol failed
+     * (FFmpegLog.watchingErrors), and the sink drops what the level hides. */
+    if (!sink || (level > av_log_get_level() && level > AV_LOG_ERROR)) return;
     char line[2048];
     av_log_format_line2(avcl, level, fmt, vl, line, sizeof line, &print_prefix);
     sink(level, line);
@@ -57,6 +60,29 @@ static inline void lm_log_redirect(lm_log_line_sink sink) {
     *lm_log_sink_slot() = sink;
     av_log_set_callback(lm_log_redirect_callback);
 }
+
+/* libsrt (under libavformat's srt://) logs to stderr by itself, and FFmpeg 5.1 reports a
+ * listener's refusal of the passphrase as a bare EIO: libsrt's log is routed into av_log (so -v,
+ * masking and the app's handler apply), and its rejections for the passphrase are counted.
+ * libsrt's levels are syslog's (3 error, 4 warning, 5 notice, 7 debug). */
+static inline _Atomic long *lm_srt_rejection_slot(void) { static _Atomic long count; return &count; }
+static inline void lm_srt_log_line(void *opaque, int level, const char *file, int line, const char *area, const char *message) {
+    (void)opaque; (void)file; (void)line; (void)area;
+    if (!message) return;
+    /* srt_rejectreason_str: SRT_REJ_BADSECRET "Incorrect passphrase", SRT_REJ_UNSECURE "Password required or unexpected". */
+    if (strstr(message, "Incorrect passphrase") || strstr(message, "Password required or unexpected")) (*lm_srt_rejection_slot())++;
+    av_log(NULL, level <= 3 ? AV_LOG_ERROR : level == 4 ? AV_LOG_WARNING : AV_LOG_VERBOSE, "libsrt: %s%s", message,
+           message[0] && message[strlen(message) - 1] == '\n' ? "" : "\n");
+}
+/* Once: 0 when libsrt is not in the process (an FFmpeg built without it). */
+static inline int lm_srt_route_log(void) {
+    void (*set_handler)(void *, void (*)(void *, int, const char *, int, const char *, const char *)) =
+        (void (*)(void *, void (*)(void *, int, const char *, int, const char *, const char *)))dlsym(dlopen(NULL, RTLD_LAZY), "srt_setloghandler");
+    if (!set_handler) return 0;
+    set_handler(NULL, lm_srt_log_line);
+    return 1;
+}
+static inline long lm_srt_passphrase_rejections(void) { return *lm_srt_rejection_slot(); }
 
 /* Rescale with rounding to nearest, halfway away from zero, passing min/max through. */
 static inline int64_t lm_rescale_q(int64_t a, AVRational bq, AVRational cq) {

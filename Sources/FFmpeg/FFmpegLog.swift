@@ -16,6 +16,8 @@ public enum FFmpegLog {
     public typealias Handler = @Sendable (String) -> Void
     // The handler and whether the callback is installed live in their `Locked`.
     private static let state = Locked<(handler: Handler?, installed: Bool)>((nil, false))
+    /// The error lines each watching thread has logged so far (`watchingErrors`), by thread.
+    private static let watched = Locked<[pthread_t: [String]]>([:])
 
     public static func setLevel(_ level: Level) { av_log_set_level(level.rawValue) }
 
@@ -34,10 +36,28 @@ public enum FFmpegLog {
         if install { lm_log_redirect(callback) }
     }
 
+    /// Runs `body` and returns what it returned with the error lines FFmpeg logged on this thread
+    /// meanwhile (masked, without newlines), at every log level: a protocol says why it failed
+    /// (a TLS certificate it refused) only there, while its return code is a bare EIO.
+    public static func watchingErrors<T>(_ body: () throws -> T) rethrows -> (T, [String]) {
+        installCallback()
+        let me = pthread_self()
+        watched.withLock { $0[me] = [] }
+        defer { watched.withLock { $0[me] = nil } }
+        let result = try body()
+        return (result, watched.withLock { $0[me] ?? [] })
+    }
+
     /// Called by the C callback in shim.h with one formatted line.
-    private static let callback: @convention(c) (Int32, UnsafePointer<CChar>?) -> Void = { _, line in
+    private static let callback: @convention(c) (Int32, UnsafePointer<CChar>?) -> Void = { level, line in
         guard let line else { return }
         var text = FFmpegLogRedaction.apply(String(cString: line))
+        if level <= Level.error.rawValue {
+            let me = pthread_self()
+            watched.withLock { w in w[me]?.append(text.hasSuffix("\n") ? String(text.dropLast()) : text) }
+        }
+        // shim.h passes error lines at every level, for the watch above.
+        guard level <= av_log_get_level() else { return }
         if let handler = state.withLock({ $0.handler }) {
             return handler(text.hasSuffix("\n") ? String(text.dropLast()) : text)
         }

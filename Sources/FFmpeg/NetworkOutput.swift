@@ -25,8 +25,10 @@ public final class NetworkOutput: @unchecked Sendable {
         public var isRequested: Bool { requested.load(ordering: .relaxed) }
     }
 
-    /// Connects. `options` are the protocol's private options (`rw_timeout`, `timeout`, …).
-    /// `displayName` replaces the URL in errors, so secrets in it never reach a message.
+    /// Connects. `options` are the protocol's private options (`rw_timeout`, `timeout`,
+    /// `tls_verify`, …). `displayName` replaces the URL in errors, so secrets in it never reach a
+    /// message. Throws `TLSVerificationFailure` when a TLS server's certificate was refused, and
+    /// `SRTPassphraseRefusal` when an SRT peer refused the passphrase.
     public init(url: String, displayName: String, options: [(String, String)] = [],
                 interruption: Interruption = Interruption()) throws {
         self.interruption = interruption
@@ -42,7 +44,15 @@ public final class NetworkOutput: @unchecked Sendable {
         var pb: UnsafeMutablePointer<AVIOContext>? = nil
         let port = Self.tcpPort(of: url)
         let before = port == nil ? [:] : TCPSocket.openSockets()
-        try check(avio_open2(&pb, url, AVIO_FLAG_WRITE, &callback, &dict.raw), "avio_open2(\(displayName))")
+        let isSRT = url.lowercased().hasPrefix("srt:")
+        if isSRT { SRTLog.route() }
+        let rejectionsBefore = SRTLog.passphraseRejections
+        let (code, errors) = FFmpegLog.watchingErrors { avio_open2(&pb, url, AVIO_FLAG_WRITE, &callback, &dict.raw) }
+        if code < 0, let refused = TLSVerificationFailure(logLines: errors) { throw refused }
+        // libsrt logs the refusal on its own thread; one during this open is this connection's
+        // (or, rarely, another SRT output's failing at the same moment for the same reason).
+        if code < 0, isSRT, SRTLog.passphraseRejections > rejectionsBefore { throw SRTPassphraseRefusal() }
+        try check(code, "avio_open2(\(displayName))")
         context = pb
         socket = port.flatMap { TCPSocket.connected(since: before, peerPort: $0) }
     }

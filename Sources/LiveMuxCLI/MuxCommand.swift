@@ -32,7 +32,7 @@ struct MuxCommand {
     OUTPUT
     \(OutputOptions.help)
     \(OutputOptions.listenHelp)
-    \(OutputOptions.maxViewersHelp)
+    \(OutputOptions.viewerHelp)
 
     CHECKS
       --allow-drops         succeed even when more than 1% of a stream's packets had to be dropped

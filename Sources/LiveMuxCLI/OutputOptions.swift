@@ -3,12 +3,13 @@ import LiveMux
 
 /// The output options `record`, `serve` and `mux` share, and the `Outputs` they make: `-o`
 /// (repeatable: files, stdout, URLs), `-f` for the next `-o` (refused where it could be
-/// misread), `-y`/`-n`, `--flv-hevc`, the
+/// misread), `-y`/`-n`, `--flv-hevc`, TLS verification, the
 /// reconnect policy, the per-output queue and `--listen`.
 struct OutputOptions {
     private var named: [(name: String, format: ContainerFormat?)] = []
     private var pendingFormat: ContainerFormat?
     private var overwrite = OutputFiles.Overwrite.refuse
+    private var tlsCAFileGiven = false
     private(set) var outputs = Outputs()
     /// Said once each before the job starts (unless -q): a name that disagrees with -f, a
     /// non-loopback --listen.
@@ -19,7 +20,10 @@ struct OutputOptions {
                             file:NAME the file NAME (as in ffmpeg); a URL
                             (rtmp://host/app/KEY, srt://, tcp://, udp://) is pushed live, each
                             with its own queue, reconnecting after failures. Repeatable: every
-                            output gets the same streams.
+                            output gets the same streams. Kept out of ps: -o @FILE takes the
+                            output from FILE's first line (not readable by other users), and
+                            ${NAME} in a URL is the environment variable NAME:
+                            -o 'rtmp://host/live/${STREAM_KEY}'
       -f asf|flv            container of the next -o: -f flv -o x; after the last -o, of
                             that one: -o - -f flv. Between two -o it must not read as the
                             previous one's: refused when that -o has no -f and its container is
@@ -38,6 +42,12 @@ struct OutputOptions {
       --max-latency S       seconds a URL output may fall behind real time (kernel buffers,
                             queue) before it skips to the newest keyframe, audio kept; each
                             episode warned once (default: 3)
+      --tls-ca-file FILE    PEM file of the CAs that rtmps:// (and tls://, https://) servers'
+                            certificates must lead to, instead of the system's
+                            (default: /etc/ssl/certs/ca-certificates.crt); the host name in
+                            the URL must be one the certificate names
+      --tls-insecure        do not check TLS servers' certificates (warns): whoever answers at
+                            the address gets the stream and its key
       -y                    overwrite output files that exist
       -n                    never overwrite: refuse if an output file exists (also the
                             default without -y: livemux does not ask)
@@ -52,9 +62,14 @@ struct OutputOptions {
                             / lists the streams, codecs and viewer counts (JSON: /?format=json).
     """
 
-    static let maxViewersHelp = """
+    static let viewerHelp = """
       --max-viewers N       viewers served at once, both streams together (default: 1000);
                             past it a viewer gets 503. The open-file limit is raised to allow it.
+      --viewer-key KEY      every request needs ?key=KEY, or a signed link ?expires=T&sig=HEX
+                            (HEX: HMAC-SHA256 of the path followed by T, Unix seconds, under KEY);
+                            else 403. The URLs printed at start carry the key
+      --viewer-key-file FILE  the viewer key from FILE's first line, kept out of ps (FILE must not
+                            be readable by other users)
     """
 
     /// Takes `option` if it is an output option (`--listen` only when `listen` allows it);
@@ -65,7 +80,7 @@ struct OutputOptions {
             // Like ffmpeg, -f names the container of the next -o.
             pendingFormat = try Values.choice(try reader.value(for: option), option: option.name, as: ContainerFormat.self)
         case "-o", "--output":
-            let o = try reader.value(for: option)
+            let o = try SecretOutputArgument.resolve(try reader.value(for: option))
             guard !o.isEmpty, Destination.parse(o) != .file("") else { throw UsageError("-o needs a file name, - for stdout, or a URL") }
             if let f = pendingFormat, let previous = named.last, previous.format == nil {
                 try OutputFiles.checkFormat(f, between: previous.name, and: o)
@@ -81,8 +96,30 @@ struct OutputOptions {
         case "--max-latency": outputs.maxLatency = try Values.seconds(try reader.value(for: option), option: option.name)
         case "--output-queue":
             outputs.queueCapacity = try Values.integer(try reader.value(for: option), option: option.name, range: 8...1_000_000)
+        case "--tls-ca-file":
+            let file = try reader.value(for: option)
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: file, isDirectory: &isDirectory), !isDirectory.boolValue,
+                  FileManager.default.isReadableFile(atPath: file) else {
+                throw UsageError("--tls-ca-file \(file) is not a readable file: give the PEM file of the CA certificates to trust")
+            }
+            outputs.tls.caFile = file
+            tlsCAFileGiven = true
+        case "--tls-insecure":
+            if !outputs.tls.insecure {
+                warnings.append("--tls-insecure: TLS servers' certificates are not checked, so whoever answers at an output's address gets the stream and its key")
+            }
+            outputs.tls.insecure = true
         case "--max-viewers" where listen:
             outputs.maxViewers = try Values.integer(try reader.value(for: option), option: option.name, range: 1...1_000_000)
+        case "--viewer-key" where listen, "--viewer-key-file" where listen:
+            let value = try reader.value(for: option)
+            let key = option.name == "--viewer-key" ? value
+                : try SecretFile.firstLine(of: value, option: "--viewer-key-file ", what: "the viewer key")
+            guard let access = ViewerAccess(key: key) else {
+                throw UsageError("\(option.name): a viewer key needs at least \(ViewerAccess.minimumKeyLength) characters (openssl rand -hex 16 makes a good one)")
+            }
+            outputs.viewerAccess = access
         case "--listen" where listen:
             let v = try reader.value(for: option)
             guard let address = ListenAddress.parse(v) else {
@@ -112,6 +149,9 @@ struct OutputOptions {
     /// twice, one that exists without -y.
     mutating func finish(inputs: [String]) throws {
         guard !named.isEmpty || outputs.listen != nil else { throw UsageError("no output: give -o FILE, -o - for stdout, or a URL") }
+        if tlsCAFileGiven && outputs.tls.insecure {
+            throw UsageError("--tls-ca-file and --tls-insecure contradict each other: give --tls-ca-file to check against a private CA, or --tls-insecure to not check")
+        }
         // A -f after the last -o names that output's container (`-o - -f flv`).
         if let f = pendingFormat {
             guard !named.isEmpty, named[named.count - 1].format == nil else {
@@ -127,7 +167,9 @@ struct OutputOptions {
             if case .network(let url) = destination, url.lowercased().hasPrefix("rtmp"), f != .flv {
                 throw UsageError("RTMP carries FLV only: drop -f \(f.rawValue) for \(destination.description)")
             }
-            if case .network(let url) = destination, let problem = rtmpURLProblem(url) { throw UsageError(problem) }
+            if case .network(let url) = destination, let problem = rtmpURLProblem(url) ?? outputs.tls.problem(for: url) {
+                throw UsageError(problem)
+            }
             return OutputSpec(destination: destination, format: f)
         }
         self.warnings = warnings

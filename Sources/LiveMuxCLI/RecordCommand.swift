@@ -87,7 +87,7 @@ struct RecordCommand {
 
     \(OutputOptions.listenHelp)
                             Default for serve: 127.0.0.1:8080.
-    \(OutputOptions.maxViewersHelp)
+    \(OutputOptions.viewerHelp)
 
     """
 

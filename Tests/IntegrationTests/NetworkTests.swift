@@ -105,7 +105,8 @@ final class NetworkTests: TemporaryDirectoryTestCase {
     }
 
     /// TCP (FLV) and SRT with a passphrase (ASF) to ffmpeg listening on loopback; a third output to
-    /// an SRT listener that refuses the passphrase fails alone, and the passphrase is never printed.
+    /// an SRT listener that refuses the passphrase fails alone, at once (SRTEncryptionTests has
+    /// the details), and the passphrase is never printed.
     func testTCPAndSRTOutputs() throws {
         let (tcp, srt, refusing) = (try Network.freePort(), try Network.freePort(), try Network.freePort())
         let secret = "pass\(key)"
@@ -125,7 +126,7 @@ final class NetworkTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(r.status, 1, "one output failed: \(r.stderr)")
         XCTAssertTrue(r.stderr.contains("error: 1 of 3 outputs failed: tcp://127.0.0.1:\(tcp) complete; "
                                         + "srt://127.0.0.1:\(srt)?passphrase=**** complete; srt://127.0.0.1:\(refusing)?passphrase=**** stopped: "
-                                        + "gave up after 1 reconnect attempt: "), r.stderr)
+                                        + "the SRT peer refused the passphrase"), "a refused passphrase is not retried: \(r.stderr)")
         XCTAssertFalse(r.stderr.contains(key), "the passphrase is never printed, not even by FFmpeg's log: \(r.stderr)")
         XCTAssertTrue(r.stderr.contains("srt://127.0.0.1:\(refusing)?passphrase=**** stopped"), r.stderr)
         tcpViewer.finish(within: 10)

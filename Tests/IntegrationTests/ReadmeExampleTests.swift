@@ -94,6 +94,8 @@ final class ReadmeExampleTests: TemporaryDirectoryTestCase {
                 XCTAssertFalse(r.stderr.contains("STREAMKEY"), r.stderr)
                 try Self.decodes("\(d)/rec.asf")
             },
+            Example(readme: "livemux record -o rtmps://ingest.example.com/live/KEY --tls-ca-file private-ca.pem",
+                    skip: "needs an RTMPS server with a private CA; TLSVerificationTests runs this against stunnel in front of nginx-rtmp"),
             Example(readme: "livemux record --vcodec hevc -o rtmp://live.example.com/app/KEY",
                     changes: [("record", "record -t 1 --size 320x240"), ("rtmp://live.example.com/app/", "rtmp://127.0.0.1:\(rtmpPort ?? 0)/live/")],
                     skip: rtmpPort == nil ? "nginx with libnginx-mod-rtmp missing: run scripts/setup --test" : nil) { _, r in
@@ -124,6 +126,16 @@ final class ReadmeExampleTests: TemporaryDirectoryTestCase {
                 let index = try String(contentsOfFile: "\(d)/index.txt", encoding: .utf8)
                 XCTAssertTrue(index.contains("/live.flv"), index)
                 XCTAssertTrue(index.contains("at most 2000 viewers"), index)
+            },
+            Example(readme: "livemux serve --viewer-key-file viewer.key -o rec.asf",
+                    changes: [("serve", "serve -t 3 --listen 127.0.0.1:\(httpPort)"), (" -o rec.asf", " -o rec.asf 2> serve.log &")],
+                    setup: ["(umask 077; openssl rand -hex 16 > viewer.key)"],
+                    // Without the key 403; with the URL it prints (which carries the key) 200.
+                    then: "for i in $(seq 100); do grep -q 'serving viewers' serve.log && break; sleep 0.1; done; "
+                        + "curl -s -o /dev/null -w '%{http_code} ' -I http://127.0.0.1:\(httpPort)/live.flv > codes.txt; "
+                        + "curl -s -o /dev/null -w '%{http_code}' -I \"$(sed -n 's/^serving viewers at \\([^ ]*\\) .*/\\1/p' serve.log)\" >> codes.txt && wait $!") { d, _ in
+                XCTAssertEqual(try String(contentsOfFile: "\(d)/codes.txt", encoding: .utf8), "403 200")
+                try Self.decodes("\(d)/rec.asf")
             },
             Example(readme: "livemux record -t 60 -o live.flv --stats stats.jsonl", changes: [("-t 60", "-t 1")]) { d, _ in
                 let lines = try TimingTests.statsLines("\(d)/stats.jsonl")

@@ -88,7 +88,7 @@ final class MuxSession: @unchecked Sendable {
         outputNames = outputs.destinations.map(\.destination.description) + (extraRoute?.sinks.map(\.name) ?? [])
         server = try outputs.listen.map { address in
             try HTTPServer(address: address, routes: Dictionary(uniqueKeysWithValues: hubs.map { ($0.name, $0) }),
-                           maxViewers: outputs.maxViewers)
+                           maxViewers: outputs.maxViewers, access: outputs.viewerAccess)
         }
         if let warning = server?.warning { report(warning) }
         // Last, create the files: nothing is written unless everything before succeeded.
@@ -104,7 +104,7 @@ final class MuxSession: @unchecked Sendable {
                     let tuning = NetworkSink.Tuning(maxLatency: outputs.maxLatency, sendBufferBytes: outputs.sendBufferBytes,
                                                     adaptive: d == primaryURL ? adaptive : nil)
                     let sink = NetworkSink(url: url, policy: outputs.reconnect, queueLimit: outputs.queueCapacity, tuning: tuning,
-                                           report: report, countDropped: countDropped)
+                                           tls: outputs.tls, report: report, countDropped: countDropped)
                     networkSinks.append((d, sink))
                     self.routes[i].sinks.append(sink)
                 }

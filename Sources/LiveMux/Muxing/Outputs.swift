@@ -14,6 +14,8 @@ public struct Outputs: Sendable {
     public var queueCapacity = 512
     /// HTTP viewers served at once (both streams together); past it a viewer gets 503.
     public var maxViewers = HTTPServer.defaultMaxViewers
+    /// Who may watch the HTTP viewers' streams and index (nil: everyone who reaches the port).
+    public var viewerAccess: ViewerAccess?
     /// Replace output files that exist; when false, an existing regular file is an error.
     public var overwriteFiles = true
     /// How FLV outputs (files, stdout, URLs, /live.flv) signal HEVC; H.264 needs no choice.
@@ -23,6 +25,8 @@ public struct Outputs: Sendable {
     /// What the kernel may hold for each TCP-based network output (`SO_SNDBUF`), in bytes; the
     /// pipeline sets it from the bit rates so a slow link shows at once instead of hiding in it.
     public var sendBufferBytes = 64 * 1024
+    /// How TLS-based outputs (rtmps://) check the server's certificate: on, against the system's CAs.
+    public var tls = TLSVerification()
 
     public init() {}
 
@@ -66,7 +70,7 @@ public struct Outputs: Sendable {
             guard case .network(let url) = o.destination else { continue }
             // libavformat's protocols print the URLs they open: keep the secrets out of its log.
             FFmpegLogRedaction.redact(secretParts(of: url))
-            if let problem = rtmpURLProblem(url) { throw LiveMuxError.invalid(problem) }
+            if let problem = rtmpURLProblem(url) ?? tls.problem(for: url) { throw LiveMuxError.invalid(problem) }
             guard NetworkOutput.canWrite(url: url) else {
                 throw LiveMuxError.unsupported("cannot write to \(maskedURL(url)): this FFmpeg has no protocol for it (use rtmp://, srt://, tcp:// or udp://)")
             }

@@ -14,6 +14,8 @@ import Glibc
 final class HTTPServer: @unchecked Sendable {
     let address: ListenAddress
     let maxViewers: Int
+    /// Who may watch (nil: everyone who reaches the port).
+    let access: ViewerAccess?
     /// Said once at start when the descriptor limit cannot hold `maxViewers` viewers.
     let warning: String?
     private let fanOuts: [String: StreamFanOut]
@@ -42,8 +44,9 @@ final class HTTPServer: @unchecked Sendable {
 
     /// Binds and listens (so a busy port fails before anything is recorded); `start` runs the loop.
     /// `address` is then the one bound: port 0 becomes the port the kernel chose.
-    init(address: ListenAddress, routes: [String: StreamHub], maxViewers: Int = defaultMaxViewers) throws {
+    init(address: ListenAddress, routes: [String: StreamHub], maxViewers: Int = defaultMaxViewers, access: ViewerAccess? = nil) throws {
         self.maxViewers = maxViewers
+        self.access = access
         fanOuts = routes.mapValues { StreamFanOut(hub: $0) }
         let limit = FileLimit.raiseToHard()
         let needed = maxViewers + HTTPConnectionTable.maxPendingConnections + Self.reservedDescriptors
@@ -73,8 +76,11 @@ final class HTTPServer: @unchecked Sendable {
     /// A server that never ran (its session failed to build) still holds its sockets: free them.
     deinit { stop() }
 
-    /// The URL of each stream viewers can open, FLV first.
-    var viewerURLs: [String] { fanOuts.keys.sorted { $0.hasSuffix(".flv") && !$1.hasSuffix(".flv") }.map { "http://\(address.description)\($0)" } }
+    /// The URL of each stream viewers can open, FLV first, with the viewer key when there is one.
+    var viewerURLs: [String] {
+        let query = access.map { "?" + $0.keyQuery } ?? ""
+        return fanOuts.keys.sorted { $0.hasSuffix(".flv") && !$1.hasSuffix(".flv") }.map { "http://\(address.description)\($0)\(query)" }
+    }
 
     func start() {
         let starts = control.withLock { c in
@@ -193,6 +199,11 @@ final class HTTPServer: @unchecked Sendable {
             return answer(c, HTTPResponse.text("400 Bad Request", body: "bad request\n"), now: now)
         }
         let headOnly = request.method == "HEAD"
+        // The one access check: every path, every method, before anything else is answered.
+        if let access, !access.allows(path: request.path, query: request.query) {
+            return answer(c, HTTPResponse.text("403 Forbidden", body: "forbidden: this server needs ?key=KEY or a signed link (?expires=T&sig=HMAC)\n",
+                                               head: headOnly), now: now)
+        }
         // A browser's CORS preflight; one for an unknown path gets the 404 below.
         if request.method == "OPTIONS" && (request.path == "/" || fanOuts[request.path] != nil) {
             return answer(c, HTTPResponse.preflight(requestedHeaders: request.requestedHeaders), now: now)

@@ -15,6 +15,7 @@ final class NetworkSink: ChunkSink, Sendable {
     private let url: String
     private let policy: ReconnectPolicy
     private let reconnects: Bool
+    private let tls: TLSVerification
     private let report: @Sendable (String) -> Void
     private let countDropped: @Sendable (Int) -> Void
     private let interruption = NetworkOutput.Interruption()
@@ -42,7 +43,7 @@ final class NetworkSink: ChunkSink, Sendable {
         // libavformat's tcp protocol (under rtmp:// too) bounds the kernel's buffer before it
         // connects; NetworkOutput's socket is bounded again once found, for every TCP protocol.
         options.append(("send_buffer_size", String(tuning.sendBufferBytes)))
-        return options
+        return options + tls.protocolOptions(for: url)
     }
 
     /// How long `close` lets a slow output finish sending before abandoning its blocked write.
@@ -61,10 +62,11 @@ final class NetworkSink: ChunkSink, Sendable {
     /// Schemes whose connection can be made again after it failed (udp has no connection).
     static let reconnectingSchemes: Set<String> = ["rtmp", "rtmps", "rtmpt", "rtmpe", "rtmpte", "rtmpts", "srt", "tcp"]
 
-    init(url: String, policy: ReconnectPolicy, queueLimit: Int, tuning: Tuning = Tuning(),
+    init(url: String, policy: ReconnectPolicy, queueLimit: Int, tuning: Tuning = Tuning(), tls: TLSVerification = TLSVerification(),
          report: @escaping @Sendable (String) -> Void, countDropped: @escaping @Sendable (Int) -> Void) {
         self.url = url
         self.tuning = tuning
+        self.tls = tls
         name = maskedURL(url)
         self.policy = policy
         let scheme = url.split(separator: ":", maxSplits: 1).first.map { $0.lowercased() } ?? ""
@@ -210,6 +212,18 @@ final class NetworkSink: ChunkSink, Sendable {
     /// `failures` counts consecutive failed connections: the first, then each reconnect attempt.
     private func retry(after error: Error, failures: inout Int) -> Bool {
         failures += 1
+        // A refused certificate or passphrase is refused again on every try: give up at once (nothing was sent).
+        if let refused = error as? TLSVerificationFailure {
+            state.withLock { $0.failure = LiveMuxError.output("\(name): \(tls.explain(refused))") }
+            return false
+        }
+        if error is SRTPassphraseRefusal {
+            state.withLock {
+                $0.failure = LiveMuxError.output("\(name): the SRT peer refused the passphrase; give the one it expects"
+                                                 + " (passphrase=, 10 to 79 characters, and the same pbkeylen), or none if it has none")
+            }
+            return false
+        }
         let message = Self.describe(error)
         let closing = state.withLock { $0.closing }
         let attempted = failures - 1

@@ -26,6 +26,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
         _ = try? Values.keyValue(a, option: "--opt")
         _ = try? Values.choice(a, option: "-f", as: ContainerFormat.self)
         _ = SourceSpec.parse(a, isKnownFormat: { $0 == "lavfi" || $0 == "v4l2" })
+        _ = try? SecretOutputArgument.expand(a, environment: ["KEY": "k3y", "EMPTY": ""])
     }
     return 0
 }

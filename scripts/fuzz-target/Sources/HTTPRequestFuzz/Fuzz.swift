@@ -16,8 +16,11 @@ nonisolated(unsafe) let server: HTTPServer = {
     return server
 }()
 
+let viewerKey = "fuzz-viewer-key"
+let viewerAccess = ViewerAccess(key: viewerKey)!
+
 /// libFuzzer's entry point: the bytes are what a client sends before it half-closes. They go
-/// through the request-line parser, then through the server's connection path (head reading with
+/// through the request-line parser and the viewer-key check, then through the server's connection path (head reading with
 /// its size and time bounds, parsing, routing, the answer) on one end of a socket pair. Whatever
 /// the bytes, the server must answer within its request timeout — a crash or a hang is a bug.
 @_cdecl("LLVMFuzzerTestOneInput")
@@ -26,6 +29,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> Int32 {
     if let request = HTTPRequest.parse(bytes) {
         // What parse promises: an upper-case method and an absolute path without its query.
         precondition(!request.method.isEmpty && request.path.hasPrefix("/") && !request.path.contains("?"))
+        // The viewer-key check on the same query: it must never let in a request that carries
+        // neither the key nor a signature (which the fuzzer cannot forge).
+        if viewerAccess.allows(path: request.path, query: request.query) {
+            precondition(request.query.contains(viewerKey) || request.query.contains("%") || request.query.contains("sig="), "let in without the key")
+        }
     }
     var fds: [Int32] = [0, 0]
     guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0 else { fatalError("socketpair") }
