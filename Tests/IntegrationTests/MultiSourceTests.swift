@@ -216,4 +216,19 @@ final class MultiSourceTests: TemporaryDirectoryTestCase {
         for speed in speeds.dropFirst() { XCTAssertGreaterThan(speed, 0.85, "the first source kept real time: \(speeds)") }
         for a in try tones(path, [440])[0] { XCTAssertEqual(a, Self.sineAmplitude, accuracy: 0.01) }
     }
+
+    /// Unpaced, a later source much faster than the first (60 fps under 10 fps; 96 kHz under 8 kHz)
+    /// fills its queue with frames the first has passed: they are dropped and it goes on. Before,
+    /// it waited for room while the compositor waited for it to reach the first's time: both
+    /// waited forever, and not even SIGTERM ended the run.
+    func testFasterSourcesThanTheFirstNeverWaitForEachOther() throws {
+        let path = "\(dir)/rates.flv"
+        let r = try Tools.livemux(["record", "-q", "--no-realtime", "-t", "3",
+                                   "--video", "lavfi:color=c=red:size=320x240:rate=10", "--video", "lavfi:testsrc2=size=160x120:rate=60",
+                                   "--audio", "lavfi:sine=sample_rate=8000", "--audio", "lavfi:sine=frequency=1000:sample_rate=96000",
+                                   "-o", path], timeout: 20)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(try Tools.probe(path).stream("video")?.packetCount, 30)
+        XCTAssertEqual(try Tools.decodeErrors(path), "")
+    }
 }

@@ -100,27 +100,35 @@ final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
     func take(at time: Int64, count: Int, deadline: Int64?) throws -> Frame {
         let n = Int64(count)
         let rate = Rational(1, Int32(self.rate))
-        let covered = { [capacity, live] (s: State) -> Bool in
+        let start = { (s: State) in s.anchorTime.map { s.anchorIndex + Timestamp.rescale(time - $0, from: .microseconds, to: rate) } }
+        let covered = { [live] (s: State) -> Bool in
             if s.ended || s.closed || (live && s.missed) { return true }
-            guard let anchor = s.anchorTime else { return false }
-            let end = s.anchorIndex + Timestamp.rescale(time - anchor, from: .microseconds, to: rate) + n
-            return s.headIndex + Int64(s.fifo.count) >= end || s.fifo.count >= capacity
+            guard let first = start(s) else { return false }
+            return s.headIndex + Int64(s.fifo.count) >= first + n
         }
+        // A full FIFO wakes the mix too: what it holds before this stretch is dropped, so that a
+        // source far ahead of a stretch it never filled makes room and goes on.
+        let wake = { [capacity] (s: State) in covered(s) || s.fifo.count >= capacity }
         let out = try Frame.silence(samples: count, format: .floatPlanar, sampleRate: self.rate, channels: converter.format.channels)
-        try state.withLock(waitingUntil: covered, deadline: live ? deadline : nil) { s, ready in
-            if !ready { s.missed = true }
-            guard let anchor = s.anchorTime else { return }
-            let start = s.anchorIndex + Timestamp.rescale(time - anchor, from: .microseconds, to: rate)
-            if start > s.headIndex {
-                s.fifo.drain(Int(min(start - s.headIndex, Int64(Int.max))))
-                s.headIndex = start
+        var taken = false
+        while !taken {
+            taken = try state.withLock(waitingUntil: wake, deadline: live ? deadline : nil) { s, woken in
+                if live && !woken { s.missed = true }
+                guard let first = start(s) else { return true }
+                if first > s.headIndex {
+                    s.fifo.drain(Int(min(first - s.headIndex, Int64(Int.max))))
+                    s.headIndex = first
+                }
+                // Unpaced, the stretch is waited for however long it takes.
+                guard live || covered(s) else { return false }
+                let offset = Int(min(s.headIndex - first, n))
+                s.headIndex += Int64(try s.fifo.read(into: out, at: offset, samples: count - offset))
+                // Samples for this stretch that come later are late: the mix has gone on without them.
+                if s.headIndex < first + n && s.fifo.count == 0 { s.headIndex = first + n }
+                return true
             }
-            let offset = Int(min(s.headIndex - start, n))
-            s.headIndex += Int64(try s.fifo.read(into: out, at: offset, samples: count - offset))
-            // Samples for this stretch that come later are late: the mix has gone on without them.
-            if s.headIndex < start + n && s.fifo.count == 0 { s.headIndex = start + n }
+            state.broadcast()
         }
-        state.broadcast()
         return out
     }
 

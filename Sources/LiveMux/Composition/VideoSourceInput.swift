@@ -54,13 +54,19 @@ final class VideoSourceInput: FrameConsumer, @unchecked Sendable {
     /// by then (waiting for the source to get there). Nil before its first frame.
     func frame(at time: Int64) -> Frame? {
         let reached = { [live] (s: State) in live || s.ended || s.closed || (s.frames.last.map { $0.time >= time } ?? false) }
-        let frame = state.withLock(waitingUntil: reached) { s, _ -> Frame? in
-            while s.frames.count > 1, s.frames[1].time <= time { s.frames.removeFirst() }
-            guard let first = s.frames.first, live || first.time <= time else { return nil }
-            return first.frame
+        // A full queue wakes the compositor too: the frames it has passed are dropped, so a source
+        // faster than the first makes room and goes on.
+        let wake = { (s: State) in reached(s) || s.frames.count >= Self.aheadFrames }
+        while true {
+            let (frame, done) = state.withLock(waitingUntil: wake) { s, _ -> (Frame?, Bool) in
+                while s.frames.count > 1, s.frames[1].time <= time { s.frames.removeFirst() }
+                guard reached(s) else { return (nil, false) }
+                guard let first = s.frames.first, live || first.time <= time else { return (nil, true) }
+                return (first.frame, true)
+            }
+            state.broadcast()
+            if done { return frame }
         }
-        state.broadcast()
-        return frame
     }
 
     /// The composition is over: a source waiting for room stops.
