@@ -45,9 +45,11 @@ struct OutputOptions {
       --segment-time D      cut every file output into segments: a new file at the first
                             video keyframe D after the segment began (10, 90s, 10m, 1h,
                             01:30:00); the audio is cut at the same instant. Each segment is
-                            a complete file whose timestamps start at 0. -o names them:
-                            %d or %03d their number (from 0), strftime fields (%Y%m%d-%H%M%S)
-                            their start: -o 'rec-%03d.asf'. stdout, URLs and viewers are not cut
+                            a complete file whose timestamps start at 0. -o names them: %d or
+                            %03d is their number (from 0): -o 'rec-%03d.asf'; or strftime
+                            fields their start (local time), and then %d is the day, as in
+                            ffmpeg's -strftime 1: -o 'rec-%Y%m%d-%H%M%S.asf'. Every file
+                            output is cut; stdout, URLs and viewers are not
       --segment-size SIZE   also cut once a segment holds SIZE bytes (500M, 2G; k/M/G are
                             1024-based), at the next video keyframe
       --segment-at-clock    cut on wall-clock multiples of --segment-time (1h: on the hour,
@@ -193,7 +195,7 @@ struct OutputOptions {
         if let list = segmentList {
             try checkSideFile(list, option: "--segment-list", inputs: inputs, example: "segments.ffconcat")
         }
-        let announcer = SegmentAnnouncer(listPath: segmentList)
+        let announcer = SegmentAnnouncer(listPath: segmentList, keepsTimestamps: segmentPolicy.keepTimestamps)
         segmentAnnouncer = announcer
         outputs.segments = SegmentPlan(segmentPolicy) { announcer.announce($0) }
     }

@@ -8,8 +8,13 @@ final class SegmentAnnouncer: @unchecked Sendable {
     var quiet = false
     private let listPath: String?
     private var list: FileHandle?
+    /// The segments keep the running timeline (`--segment-keep-timestamps`) instead of starting at 0.
+    private let keepsTimestamps: Bool
 
-    init(listPath: String?) { self.listPath = listPath }
+    init(listPath: String?, keepsTimestamps: Bool) {
+        self.listPath = listPath
+        self.keepsTimestamps = keepsTimestamps
+    }
 
     /// Creates the list file (refused if it exists, unless `overwrite`), once the job is built.
     func open(overwrite: Bool) throws {
@@ -26,8 +31,11 @@ final class SegmentAnnouncer: @unchecked Sendable {
             Terminal.write((Terminal.stderrIsTerminal ? "\r\u{1B}[K" : "") + line + "\n")
         }
         guard let list, let listPath else { return }
+        // `inpoint` is where the segment's timestamps start: without it the concat demuxer starts
+        // each file at its start_time, which for ASF is its first audio packet's (ffprobe sees no
+        // video PTS there), a few ms after the keyframe, and shifted every segment by that much.
         let entry = "file '\(Self.listed(s.path, from: listPath).replacingOccurrences(of: "'", with: "'\\''"))'\n"
-            + String(format: "duration %.6f\n", s.duration)
+            + String(format: "inpoint %.6f\nduration %.6f\n", keepsTimestamps ? s.start : 0.0, s.duration)
         // A list that cannot be written loses its entries, never the recording.
         try? list.write(contentsOf: Data(entry.utf8))
     }
