@@ -82,7 +82,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
                               statistics: statistics, quiet: quiet)
             }
         } ?? []
-        let video = videoFormat.map { VideoEncoder(format: $0, lanes: lanes, timeline: timeline, statistics: statistics, duration: config.duration) }
+        let video = videoFormat.map { VideoEncoder(format: $0, lanes: lanes, timeline: timeline, statistics: statistics, duration: config.duration,
+                                                              segments: config.outputs.segments) }
         let audio = try wantAudio ? AudioEncoder(settings: config.audio, format: AudioFormat.resolve(config.audio, source: sourceFormat(.audio), report: report),
                                                  timeline: timeline, queues: queues, statistics: statistics, duration: config.duration) : nil
         let audioStream = try audio?.streamDescription()

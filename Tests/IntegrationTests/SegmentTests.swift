@@ -196,6 +196,48 @@ final class SegmentTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(frames, 360)
     }
 
+    /// The durations the stderr lines give, in order.
+    func closedDurations(_ stderr: String) -> [Double] {
+        stderr.split(separator: "\n").compactMap { line in
+            line.range(of: " closed: ").flatMap { Double(line[$0.upperBound...].prefix { $0 != " " }) }
+        }
+    }
+
+    /// `--segment-at-clock` with a 10 s GOP: every cut is on a 3 s wall-clock multiple at a forced
+    /// keyframe, so the segments between the first and the last are exactly 3 s, and named so.
+    func testClockCutsAreExactWithForcedKeyframes() throws {
+        let r = try Tools.livemux(["record", "--no-realtime", "-t", "14", "--size", "160x120", "--gop", "10",
+                                   "--segment-time", "3", "--segment-at-clock", "-o", "\(dir)/c-%H%M%S.flv"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let durations = closedDurations(r.stderr)
+        XCTAssertGreaterThanOrEqual(durations.count, 5, r.stderr)
+        XCTAssertEqual(Array(durations.dropFirst().dropLast()), Array(repeating: 3.0, count: durations.count - 2), r.stderr)
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+        for name in names.dropFirst() {
+            XCTAssertEqual(Int(name.dropFirst(6).prefix(2))! % 3, 0, "\(name) starts on a multiple of 3 s")
+            let probe = try Tools.probe("\(dir)/\(name)", packets: true)
+            let video = try XCTUnwrap(probe.stream("video")).index
+            XCTAssertTrue(try XCTUnwrap(probe.packets?.first { $0.stream_index == video }).flags.hasPrefix("K"), name)
+        }
+    }
+
+    /// SIGUSR1 cuts at once (a forced keyframe), not at the next GOP's keyframe 10 s on.
+    func testSIGUSR1CutsAtAForcedKeyframe() throws {
+        let r = try Tools.livemux(["record", "-t", "3", "--size", "160x120", "--gop", "10", "--segment-time", "1000",
+                                   "-o", "\(dir)/u-%d.flv"]) { child in
+            usleep(1_500_000)
+            child.signal(SIGUSR1)
+        }
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let durations = closedDurations(r.stderr)
+        XCTAssertEqual(durations.count, 2, r.stderr)
+        XCTAssertEqual(durations.reduce(0, +), 3, accuracy: 0.001)
+        XCTAssertEqual(durations.first ?? 0, 1.2, accuracy: 0.8, "cut about when the signal came")
+        let probe = try Tools.probe("\(dir)/u-1.flv", packets: true)
+        XCTAssertTrue(try XCTUnwrap(probe.packets?.first).flags.hasPrefix("K"))
+        XCTAssertEqual(try Tools.decodeErrors("\(dir)/u-1.flv"), "")
+    }
+
     /// What cannot be segmented is one usage error naming the fix.
     func testUsageErrors() throws {
         let cases: [([String], String)] = [
