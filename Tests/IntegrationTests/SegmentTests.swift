@@ -211,7 +211,7 @@ final class SegmentTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         let durations = closedDurations(r.stderr)
         XCTAssertGreaterThanOrEqual(durations.count, 5, r.stderr)
-        XCTAssertEqual(Array(durations.dropFirst().dropLast()), Array(repeating: 3.0, count: durations.count - 2), r.stderr)
+        XCTAssertEqual(durations.dropFirst().dropLast().filter { $0 != 3 }, [], r.stderr)
         let names = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
         for name in names.dropFirst() {
             XCTAssertEqual(Int(name.dropFirst(6).prefix(2))! % 3, 0, "\(name) starts on a multiple of 3 s")
