@@ -36,8 +36,12 @@ final class Segmenter {
     /// A segment cut here ends at `p`'s time (an audio packet before it may reach past it: the
     /// next segment's audio starts that much after 0, so the timeline is kept across the cut).
     func cutsBefore(_ p: EncodedPacket) -> Bool {
-        // The clock's anchor is the first frame encoded; without an encoder (`mux`), the first packet.
-        if packets == 0 && start == 0 { _ = plan.wallClock(atMedia: Self.microseconds(p.dts, p.timeBase)) }
+        if packets == 0 && start == 0 {
+            // The clock's anchor is the first frame encoded; without an encoder (`mux`), the first
+            // packet. A cut asked for before anything was written has nothing to cut.
+            _ = plan.wallClock(atMedia: Self.microseconds(p.dts, p.timeBase))
+            servedRequests = plan.cutRequests
+        }
         guard packets > 0, p.isKeyframe, p.stream == .video || !hasVideo else { return false }
         let t = Self.microseconds(p.dts, p.timeBase)
         guard reachedLimit(at: t) else { return false }
