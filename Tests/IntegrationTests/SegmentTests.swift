@@ -238,6 +238,64 @@ final class SegmentTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(try Tools.decodeErrors("\(dir)/u-1.flv"), "")
     }
 
+    /// `--segment-size`: a new segment at the first keyframe once a segment holds the size, so each
+    /// closed one holds at least that, and at most a GOP more.
+    func testSizeCutsAtTheNextKeyframe() throws {
+        let r = try Tools.livemux(["record", "--no-realtime", "-t", "10", "--size", "160x120", "--vbitrate", "400k", "--gop", "0.5",
+                                   "--segment-size", "100k", "-o", "\(dir)/s-%03d.flv"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let names = try FileManager.default.contentsOfDirectory(atPath: dir).sorted()
+        XCTAssertGreaterThanOrEqual(names.count, 3, r.stderr)
+        for name in names.dropLast() {
+            let size = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: "\(dir)/\(name)")[.size] as? Int)
+            XCTAssertGreaterThanOrEqual(size, 100 * 1024, name)
+            XCTAssertLessThan(size, 100 * 1024 + 60_000, "\(name): cut at the keyframe after the size, not later")
+            XCTAssertEqual(try Tools.decodeErrors("\(dir)/\(name)"), "")
+        }
+    }
+
+    /// `--segment-keep-timestamps`: each segment keeps the running timeline, and the list (its
+    /// `inpoint`) still plays them as one from 0.
+    func testKeepTimestamps() throws {
+        let list = "\(dir)/l.ffconcat"
+        let r = try Tools.livemux(["record", "-q", "--no-realtime", "-t", "6", "--size", "160x120", "--gop", "1",
+                                   "--segment-time", "2", "--segment-keep-timestamps", "--segment-list", list, "-o", "\(dir)/k-%d.flv"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let probe = try Tools.probe("\(dir)/k-1.flv", packets: true)
+        let video = try XCTUnwrap(probe.stream("video")).index
+        XCTAssertEqual(probe.packets?.first { $0.stream_index == video }?.dts, 2000)
+        let concat = try Tools.probe(list, packets: true, extra: ["-f", "concat", "-safe", "0"])
+        let times = (concat.packets ?? []).filter { $0.stream_index == video }.compactMap { Double($0.dts_time ?? "") }
+        XCTAssertEqual(times.count, 180)
+        XCTAssertEqual(times.first, 0)
+        XCTAssertEqual(zip(times, times.dropFirst()).map { $1 - $0 }.max() ?? 1, 1.0 / 30, accuracy: 0.0015)
+    }
+
+    /// The disk fills while segments are cut (a 1 MiB tmpfs): the error names the segment being
+    /// written, every closed segment stays complete, and the other output goes on to its end.
+    func testFullDiskKeepsClosedSegmentsComplete() throws {
+        let small = "\(dir)/small"
+        try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: false)
+        let mount = try Tools.run("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", small])
+        guard mount.status == 0 else { throw XCTSkip("cannot mount a tmpfs here: \(mount.stderr)") }
+        defer { _ = try? Tools.run("/usr/bin/umount", [small]) }
+        let whole = "\(dir)/whole.asf"
+        let r = try Tools.livemux(["record", "--no-realtime", "-t", "20", "--size", "160x120", "--vbitrate", "1M", "--gop", "0.5",
+                                   "--segment-size", "150k", "-o", "\(small)/f-%02d.flv", "-o", "-"], stdoutTo: whole)
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stderr.contains("\(small)/f-") && r.stderr.contains("the disk is full"), r.stderr)
+        XCTAssertTrue(r.stderr.contains("stdout complete"), r.stderr)
+        XCTAssertEqual(counts(try Tools.probe(whole)).video, 600, "the other output went on to the end")
+        let closed = r.stderr.split(separator: "\n").filter { $0.contains(" closed: ") }
+        let names = try FileManager.default.contentsOfDirectory(atPath: small).sorted()
+        XCTAssertGreaterThanOrEqual(closed.count, 2, r.stderr)
+        XCTAssertGreaterThan(names.count, closed.count, "the segment being written when the disk filled stays")
+        for name in names.prefix(closed.count) {
+            XCTAssertEqual(try Tools.decodeErrors("\(small)/\(name)"), "", name)
+            XCTAssertNotNil(try Tools.probe("\(small)/\(name)").format.seconds, name)
+        }
+    }
+
     /// What cannot be segmented is one usage error naming the fix.
     func testUsageErrors() throws {
         let cases: [([String], String)] = [
