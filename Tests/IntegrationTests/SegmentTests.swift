@@ -163,6 +163,22 @@ final class SegmentTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(counts(try Tools.probe(whole)).video, 90)
     }
 
+    /// The next name on a file system it may not write (a read-only tmpfs; root passes any
+    /// permission bits): the same, with the reason.
+    func testNextNameOnAReadOnlyFileSystem() throws {
+        try FileManager.default.createDirectory(atPath: "\(dir)/d0", withIntermediateDirectories: false)
+        try FileManager.default.createDirectory(atPath: "\(dir)/d1", withIntermediateDirectories: false)
+        let mount = try Tools.run("/usr/bin/mount", ["-t", "tmpfs", "-o", "ro,size=64k", "tmpfs", "\(dir)/d1"])
+        guard mount.status == 0 else { throw XCTSkip("cannot mount a tmpfs here: \(mount.stderr)") }
+        defer { _ = try? Tools.run("/usr/bin/umount", ["\(dir)/d1"]) }
+        let r = try Tools.livemux(["record", "-q", "--no-realtime", "-t", "3", "--size", "160x120", "--gop", "1",
+                                   "--segment-time", "1", "-o", "\(dir)/d%d/seg.asf", "-o", "-"], stdoutTo: "\(dir)/whole.asf")
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stderr.contains("cannot create \(dir)/d1/seg.asf: Read-only file system"), r.stderr)
+        XCTAssertEqual(try XCTUnwrap(try Tools.probe("\(dir)/d0/seg.asf").format.seconds), 1, accuracy: 0.03)
+        XCTAssertEqual(counts(try Tools.probe("\(dir)/whole.asf")).video, 90)
+    }
+
     /// SIGKILL mid-recording: the closed segments are complete, the open one readable.
     func testSIGKILLLeavesClosedSegmentsComplete() throws {
         let child = try ChildProcess.background(Tools.livemux, ["record", "-t", "30", "--size", "640x360", "--gop", "1",
@@ -308,6 +324,14 @@ final class SegmentTests: TemporaryDirectoryTestCase {
             XCTAssertTrue(r.stderr.hasPrefix("error: ") && r.stderr.contains(message), r.stderr)
             XCTAssertEqual(r.stderr.split(separator: "\n").count, 1, r.stderr)
         }
+        // The first segment's name is checked with the other outputs: refused, untouched, exit 64.
+        let first = "\(dir)/f-000.asf"
+        try Data("mine".utf8).write(to: URL(fileURLWithPath: first))
+        let exists = try Tools.livemux(["record", "-t", "1", "--segment-time", "1", "-o", "\(dir)/f-%03d.asf"])
+        XCTAssertEqual(exists.stderr, "error: \(first) exists (add -y to overwrite)\n")
+        XCTAssertEqual(exists.status, 64)
+        XCTAssertEqual(try String(contentsOfFile: first, encoding: .utf8), "mine")
+        try FileManager.default.removeItem(atPath: first)
         let r = try Tools.livemux(["record", "-t", "1", "--segment-keep", "3", "-o", "\(dir)/x-%d.asf"])
         XCTAssertEqual(r.status, 64, r.stderr)
         XCTAssertTrue(r.stderr.contains("need --segment-time or --segment-size"), r.stderr)
