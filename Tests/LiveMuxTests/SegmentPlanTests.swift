@@ -14,8 +14,9 @@ final class SegmentPlanTests: XCTestCase {
         policy.duration = 1000  // never by time: only the request cuts
         let plan = SegmentPlan(policy) { record in closed.withLock { $0.append(record) } }
         var config = RecordConfiguration()
-        config.realtime = false
-        config.duration = 4
+        // At real time: unpaced, the encoder runs a queue's length ahead of the mux thread and
+        // could be done before the request, leaving no frame to force.
+        config.duration = 3
         config.video.width = 160
         config.video.height = 120
         config.video.gopSeconds = 10
@@ -31,9 +32,9 @@ final class SegmentPlanTests: XCTestCase {
         XCTAssertEqual(records.map(\.path), ["\(dir)/lib-0.flv", "\(dir)/lib-1.flv"])
         XCTAssertEqual(records.first?.start, 0)
         XCTAssertGreaterThan(records.first?.end ?? 0, 1)
-        XCTAssertLessThan(records.first?.end ?? 4, 3.9, "cut when asked, not at the end")
+        XCTAssertLessThan(records.first?.end ?? 3, 2, "cut when asked, not at the end")
         XCTAssertEqual(records.last?.start, records.first?.end)
-        XCTAssertEqual(records.last?.end ?? 0, 4, accuracy: 0.03)
+        XCTAssertEqual(records.last?.end ?? 0, 3, accuracy: 0.03)
         let sizes = try records.map { try FileManager.default.attributesOfItem(atPath: $0.path)[.size] as? Int }
         XCTAssertEqual(sizes, records.map { Int($0.bytes) })
     }

@@ -135,7 +135,7 @@ final class MuxSession: @unchecked Sendable {
                                     streamingASFPacketSize: Int?, flvHEVC: FLVHEVCMode, segments: SegmentPlan?) throws {
         for i in routes.indices where routes[i].writer == nil {
             let r = routes[i]
-            guard r.seekable, let plan = segments, r.segmented else {
+            guard r.segmented, let plan = segments else {
                 routes[i].writer = try ContainerWriter(format: r.format, seekable: r.seekable, streams: streams,
                                                        asfPacketSize: r.seekable ? nil : streamingASFPacketSize, flvHEVC: flvHEVC)
                 continue

@@ -21,6 +21,8 @@ final class Segmenter {
     private var packets = 0
     /// Cuts asked for (`SegmentPlan.requestCut`) that this output has made.
     private var servedRequests = 0
+    /// Whether the first packet came.
+    private var begun = false
 
     init(plan: SegmentPlan, hasVideo: Bool, makeWriter: @escaping (EncodedPacket?) throws -> ContainerWriter) {
         self.plan = plan
@@ -36,9 +38,10 @@ final class Segmenter {
     /// A segment cut here ends at `p`'s time (an audio packet before it may reach past it: the
     /// next segment's audio starts that much after 0, so the timeline is kept across the cut).
     func cutsBefore(_ p: EncodedPacket) -> Bool {
-        if packets == 0 && start == 0 {
+        if !begun {
             // The clock's anchor is the first frame encoded; without an encoder (`mux`), the first
             // packet. A cut asked for before anything was written has nothing to cut.
+            begun = true
             _ = plan.wallClock(atMedia: Self.microseconds(p.dts, p.timeBase))
             servedRequests = plan.cutRequests
         }
