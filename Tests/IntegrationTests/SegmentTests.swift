@@ -67,7 +67,36 @@ final class SegmentTests: TemporaryDirectoryTestCase {
         }
     }
 
-    func testASFSegmentsAddUpToTheUnsplitRecording() throws { try assertSegmentsAddUp("asf") }
+    /// An ASF file's header as its trailer leaves it: the File Properties' and the Data Object's
+    /// packet counts (which must agree with the Data Object's size), its play duration (100 ns,
+    /// with the preroll), and whether the Simple Index Object follows.
+    static func asfHeader(_ path: String) throws -> (packets: UInt64, dataPackets: UInt64, packetsInData: UInt64, playSeconds: Double, indexed: Bool) {
+        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: path)))
+        func find(_ guid: [UInt8]) throws -> Int {
+            try XCTUnwrap((0...(bytes.count - guid.count)).first { bytes[$0..<$0 + guid.count].elementsEqual(guid) }, path)
+        }
+        func u64(_ at: Int) -> UInt64 { (0..<8).reduce(0) { $0 | UInt64(bytes[at + $1]) << (8 * $1) } }
+        let fileProperties = try find([0xA1, 0xDC, 0xAB, 0x8C, 0x47, 0xA9, 0xCF, 0x11, 0x8E, 0xE4, 0x00, 0xC0, 0x0C, 0x20, 0x53, 0x65])
+        let data = try find([0x36, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11, 0xA6, 0xD9, 0x00, 0xAA, 0x00, 0x62, 0xCE, 0x6C])
+        let index: [UInt8] = [0x90, 0x08, 0x00, 0x33, 0xB1, 0xE5, 0xCF, 0x11, 0x89, 0xF4, 0x00, 0xA0, 0xC9, 0x03, 0x49, 0xCB]
+        let indexed = (0...(bytes.count - 16)).contains { bytes[$0..<$0 + 16].elementsEqual(index) }
+        let preroll = Double(u64(fileProperties + 80)) / 1000
+        return (u64(fileProperties + 56), u64(data + 40), (u64(data + 16) - 50) / 3200,
+                Double(u64(fileProperties + 64)) / 1e7 - preroll, indexed)
+    }
+
+    func testASFSegmentsAddUpToTheUnsplitRecording() throws {
+        try assertSegmentsAddUp("asf")
+        // Each segment's header was finished by its own trailer: true counts, duration and an index.
+        for i in 0..<6 {
+            let h = try Self.asfHeader(String(format: "\(dir)/seg-%03d.asf", i))
+            XCTAssertGreaterThan(h.packets, 0)
+            XCTAssertEqual(h.packets, h.dataPackets)
+            XCTAssertEqual(h.packets, h.packetsInData)
+            XCTAssertEqual(h.playSeconds, 10, accuracy: 0.03)
+            XCTAssertTrue(h.indexed, "segment \(i) has its index")
+        }
+    }
     func testFLVSegmentsAddUpToTheUnsplitRecording() throws { try assertSegmentsAddUp("flv") }
 
     /// At real time too: three 1 s segments of a 3 s recording hold its 90 frames.
