@@ -72,10 +72,11 @@ public final class Encoder: CodecContext, @unchecked Sendable {
         context.pointee.rc_buffer_size = Int32(clamping: bufferSize)
     }
 
-    /// Sends one frame, or `nil` to flush. The frame's picture type is cleared first: decoders
-    /// mark every raw frame as I, and libx264 would obey that and make every frame a keyframe.
-    public func send(_ frame: Frame?) throws {
-        frame?.pointer.pointee.pict_type = AV_PICTURE_TYPE_NONE
+    /// Sends one frame, or `nil` to flush. The frame's picture type is set here: decoders mark
+    /// every raw frame as I, and libx264 would obey that and make every frame a keyframe; only
+    /// `keyframe` (a segment's cut) asks for one (an IDR with the `forced-idr` option).
+    public func send(_ frame: Frame?, keyframe: Bool = false) throws {
+        frame?.pointer.pointee.pict_type = keyframe ? AV_PICTURE_TYPE_I : AV_PICTURE_TYPE_NONE
         let code = avcodec_send_frame(context, frame?.pointer)
         if code == FFmpegError.endOfFileCode { return }
         try check(code, "avcodec_send_frame")

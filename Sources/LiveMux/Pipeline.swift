@@ -77,7 +77,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
                               statistics: statistics, quiet: quiet)
             }
         } ?? []
-        let video = videoFormat.map { VideoEncoder(format: $0, lanes: lanes, timeline: timeline, statistics: statistics, duration: config.duration) }
+        let video = videoFormat.map { VideoEncoder(format: $0, lanes: lanes, timeline: timeline, statistics: statistics, duration: config.duration,
+                                                   segments: config.outputs.segments) }
         let audio = try audioFormat.map {
             try AudioEncoder(settings: config.audio, format: $0, timeline: timeline, queues: queues, statistics: statistics, duration: config.duration)
         }

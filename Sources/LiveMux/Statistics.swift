@@ -38,6 +38,7 @@ final class Statistics: Sendable {
     func countTimestampRepair(_ s: StreamKind) { updateStream(s) { $0.timestampRepairs += 1 } }
     func recordLatency(_ microseconds: Int64) { updateOutputs { $0.latency.add(microseconds) } }
     func outputWrote(_ name: String, bytes: Int) { updateOutputs { $0.outputBytes[name, default: 0] += Int64(bytes) } }
+    func segmentClosed(_ record: SegmentRecord) { updateOutputs { $0.segments.append(record) } }
     func muxed(mediaTime: Double, bytes: Int) {
         updateOutputs {
             $0.mediaTime = max($0.mediaTime, mediaTime)

@@ -130,7 +130,8 @@ public enum CLI {
         }
         // Created once everything else was checked and built: a failed start leaves no stats file.
         let stats = try cmd.statsPath.map { try StatsWriter(path: $0, overwrite: cmd.overwriteStats) }
-        return supervise(pipeline, quiet: cmd.quiet, verbose: cmd.verbose, stats: stats)
+        try cmd.segments?.open(overwrite: cmd.configuration.outputs.overwriteFiles)
+        return supervise(pipeline, quiet: cmd.quiet, verbose: cmd.verbose, stats: stats, segments: cmd.configuration.outputs.segments)
     }
 
     static func mux(_ cmd: MuxCommand) throws -> ExitCode {
@@ -140,18 +141,25 @@ public enum CLI {
         let job = try FileMuxJob(cmd.configuration) { message in
             if !cmd.quiet { Terminal.warning(message) }
         }
-        return supervise(job, quiet: cmd.quiet, verbose: cmd.verbose, remux: true)
+        try cmd.segments?.open(overwrite: cmd.configuration.outputs.overwriteFiles)
+        return supervise(job, quiet: cmd.quiet, verbose: cmd.verbose, remux: true, segments: cmd.configuration.outputs.segments)
     }
 
     /// Runs a job to its end, for every command: the viewer URLs once, then the first SIGINT or
-    /// SIGTERM stops it gracefully, the progress line (and `--stats`) show while it runs, and a
-    /// failure becomes one `error:` line and exit code 1.
+    /// SIGTERM stops it gracefully, SIGUSR1 cuts the segments, the progress line (and `--stats`)
+    /// show while it runs, and a failure becomes one `error:` line and exit code 1.
     private static func supervise(_ job: LiveJob, quiet: Bool, verbose: Bool, remux: Bool = false,
-                                  stats: StatsWriter? = nil) -> ExitCode {
+                                  stats: StatsWriter? = nil, segments: SegmentPlan? = nil) -> ExitCode {
         if !quiet && !job.viewerURLs.isEmpty {
             Terminal.write("serving viewers at \(job.viewerURLs.joined(separator: " and "))\n")
         }
-        let signals = SignalHandling(onFirst: job.stop)
+        let signals = SignalHandling(onFirst: job.stop) {
+            guard let segments else {
+                if !quiet { Terminal.warning("SIGUSR1 cuts segments, and no output is segmented (give --segment-time or --segment-size)") }
+                return
+            }
+            segments.requestCut()
+        }
         defer { signals.finish() }
         let progress = quiet ? nil : ProgressLine(remux: remux, snapshot: { job.statisticsSnapshot })
         defer { stats?.finish() }

@@ -8,6 +8,8 @@ struct MuxCommand {
     /// Said once each before muxing starts (unless -q): a name that disagrees with -f, a
     /// non-loopback --listen.
     var warnings: [String] = []
+    /// Says each closed segment when file outputs are cut (`--segment-time`…).
+    var segments: SegmentAnnouncer?
 
     static let help = """
     USAGE: livemux mux (--input FILE | --video FILE [--audio FILE] | --audio FILE) -o OUTPUT [-o OUTPUT …]
@@ -87,6 +89,8 @@ struct MuxCommand {
         // A URL or a viewer needs packets at the pace they play, not as fast as a disk reads.
         c.realtime = realtime ?? outputs.isLive
         cmd.warnings = outputs.warnings
+        cmd.segments = outputs.segmentAnnouncer
+        cmd.segments?.quiet = cmd.quiet
         cmd.configuration = c
         return cmd
     }

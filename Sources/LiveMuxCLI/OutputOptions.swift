@@ -11,6 +11,10 @@ struct OutputOptions {
     private var overwrite = OutputFiles.Overwrite.refuse
     private var tlsCAFileGiven = false
     private(set) var outputs = Outputs()
+    private var segmentPolicy = SegmentPolicy()
+    private var segmentList: String?
+    /// Set by `finish` when file outputs are cut into segments: says each one closed.
+    private(set) var segmentAnnouncer: SegmentAnnouncer?
     /// Said once each before the job starts (unless -q): a name that disagrees with -f, a
     /// non-loopback --listen.
     private(set) var warnings: [String] = []
@@ -48,6 +52,24 @@ struct OutputOptions {
                             the URL must be one the certificate names
       --tls-insecure        do not check TLS servers' certificates (warns): whoever answers at
                             the address gets the stream and its key
+      --segment-time D      cut every file output into segments: a new file at the first
+                            video keyframe D after the segment began (10, 90s, 10m, 1h,
+                            01:30:00); the audio is cut at the same instant. Each segment is
+                            a complete file whose timestamps start at 0. -o names them: %d or
+                            %03d is their number (from 0): -o 'rec-%03d.asf'; or strftime
+                            fields their start (local time), and then %d is the day, as in
+                            ffmpeg's -strftime 1: -o 'rec-%Y%m%d-%H%M%S.asf'. Every file
+                            output is cut; stdout, URLs and viewers are not
+      --segment-size SIZE   also cut once a segment holds SIZE bytes (500M, 2G; k/M/G are
+                            1024-based), at the next video keyframe
+      --segment-at-clock    cut on wall-clock multiples of --segment-time (1h: on the hour,
+                            local time), with a keyframe forced at the cut
+      --segment-keep N      keep only the newest N segments: the oldest is deleted once a new
+                            one is complete (a ring that never fills the disk)
+      --segment-keep-timestamps  segments keep the running timeline instead of starting at 0
+      --segment-list FILE   append each closed segment to FILE in ffconcat form
+                            (ffmpeg -f concat -i FILE plays them as one). SIGUSR1 cuts
+                            the current segments at the next keyframe (a forced one)
       -y                    overwrite output files that exist
       -n                    never overwrite: refuse if an output file exists (also the
                             default without -y: livemux does not ask)
@@ -110,6 +132,16 @@ struct OutputOptions {
                 warnings.append("--tls-insecure: TLS servers' certificates are not checked, so whoever answers at an output's address gets the stream and its key")
             }
             outputs.tls.insecure = true
+        case "--segment-time": segmentPolicy.duration = try Values.duration(try reader.value(for: option), option: option.name)
+        case "--segment-size": segmentPolicy.size = try Values.byteSize(try reader.value(for: option), option: option.name)
+        case "--segment-at-clock": segmentPolicy.atClock = true
+        case "--segment-keep":
+            segmentPolicy.keep = try Values.integer(try reader.value(for: option), option: option.name, range: 1...1_000_000)
+        case "--segment-keep-timestamps": segmentPolicy.keepTimestamps = true
+        case "--segment-list":
+            let path = try reader.value(for: option)
+            guard !path.isEmpty, Destination.parse(path) == .file(path) else { throw UsageError("--segment-list needs a file name") }
+            segmentList = path
         case "--max-viewers" where listen:
             outputs.maxViewers = try Values.integer(try reader.value(for: option), option: option.name, range: 1...1_000_000)
         case "--viewer-key" where listen, "--viewer-key-file" where listen:
@@ -178,6 +210,36 @@ struct OutputOptions {
         }
         try checkFiles(inputs: inputs)
         outputs.overwriteFiles = overwrite == .always
+        try finishSegments(inputs: inputs)
+    }
+
+    /// Makes the segment plan when --segment-time or --segment-size asks for one; the other
+    /// segment options alone would do nothing, so they are refused.
+    private mutating func finishSegments(inputs: [String]) throws {
+        guard segmentPolicy.duration != nil || segmentPolicy.size != nil else {
+            guard segmentPolicy == SegmentPolicy(), segmentList == nil else {
+                throw UsageError("the --segment-… options need --segment-time or --segment-size: they say where to cut")
+            }
+            return
+        }
+        if segmentPolicy.atClock && segmentPolicy.duration == nil {
+            throw UsageError("--segment-at-clock needs --segment-time: the clock's period (1h: on the hour)")
+        }
+        guard !filePaths.isEmpty else {
+            throw UsageError("segments are cut only from file outputs (stdout, URLs and viewers get one stream): add -o 'rec-%03d.asf'")
+        }
+        for path in filePaths where !SegmentName(path).hasFields {
+            let url = URL(fileURLWithPath: path)
+            let ext = url.pathExtension.isEmpty ? "asf" : url.pathExtension
+            throw UsageError("-o \(path) names one file, but each segment needs a name of its own: number or date them,"
+                             + " such as -o '\(url.deletingPathExtension().lastPathComponent)-%03d.\(ext)' or -o 'rec-%Y%m%d-%H%M%S.\(ext)'")
+        }
+        if let list = segmentList {
+            try checkSideFile(list, option: "--segment-list", inputs: inputs, example: "segments.ffconcat")
+        }
+        let announcer = SegmentAnnouncer(listPath: segmentList, keepsTimestamps: segmentPolicy.keepTimestamps)
+        segmentAnnouncer = announcer
+        outputs.segments = SegmentPlan(segmentPolicy) { announcer.announce($0) }
     }
 
     private func checkFiles(inputs: [String]) throws {
@@ -188,7 +250,10 @@ struct OutputOptions {
             let key = OutputFiles.canonical(path)
             if inputs.contains(key) { throw UsageError("-o \(path) is also the input: writing over it would destroy it; choose another file") }
             if !seen.insert(key).inserted { throw UsageError("two outputs write to \(path): give each -o its own file") }
-            try OutputFiles.check(path, overwrite, example: "out.\(o.format.rawValue)")
+            // A segmented output is checked by its first segment's name (later ones when made: O_EXCL).
+            let first = segmentPolicy.duration != nil || segmentPolicy.size != nil
+                ? SegmentName(path).path(index: 0, wallClock: Int64(Date().timeIntervalSince1970 * 1e6)) : path
+            try OutputFiles.check(first, overwrite, example: "out.\(o.format.rawValue)")
         }
     }
 

@@ -12,6 +12,8 @@ struct RecordCommand {
     /// Said once each before recording starts (unless -q): a name that disagrees with -f, HEVC
     /// as Enhanced RTMP to an rtmp:// output.
     var warnings: [String] = []
+    /// Says each closed segment when file outputs are cut (`--segment-time`…).
+    var segments: SegmentAnnouncer?
 
     static let help = """
     USAGE: livemux record [options] -o OUTPUT [-o OUTPUT …]
@@ -157,6 +159,8 @@ struct RecordCommand {
         c.outputs = outputs.outputs
         cmd.overwriteStats = c.outputs.overwriteFiles
         cmd.warnings += outputs.warnings
+        cmd.segments = outputs.segmentAnnouncer
+        cmd.segments?.quiet = cmd.quiet
         if c.recordVideo, let warning = c.outputs.enhancedRTMPWarning(video: c.video.codec) { cmd.warnings.append(warning) }
         cmd.configuration = c
         return cmd

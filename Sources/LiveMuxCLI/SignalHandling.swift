@@ -4,9 +4,10 @@ import Glibc
 #endif
 
 /// SIGINT and SIGTERM: the first asks for a graceful stop, a second exits at once with 130.
-/// SIGPIPE is ignored, so a closed stdout is an error we report, not a silent death.
+/// SIGUSR1 cuts the segments (`onCut`), as often as it comes. SIGPIPE is ignored, so a closed
+/// stdout is an error we report, not a silent death.
 ///
-/// The two signals are blocked in every thread (`blockStopSignals` runs before any thread starts,
+/// The three signals are blocked in every thread (`blockStopSignals` runs before any thread starts,
 /// and threads inherit the mask) and one thread takes them with `sigwait`: no handler runs in a
 /// random thread, and it works the same under ThreadSanitizer, which defers handlers.
 final class SignalHandling: @unchecked Sendable {
@@ -17,6 +18,7 @@ final class SignalHandling: @unchecked Sendable {
     // `lock` guards `onFirst`, which is nil once it ran or the job is over.
     private let lock = NSLock()
     private var onFirst: (@Sendable () -> Void)?
+    private let onCut: @Sendable () -> Void
 
     static func ignoreBrokenPipe() {
         // SIG_ERR only for a signal number that is not one: SIGPIPE always is.
@@ -28,18 +30,20 @@ final class SignalHandling: @unchecked Sendable {
         sigemptyset(&set)
         sigaddset(&set, SIGINT)
         sigaddset(&set, SIGTERM)
+        sigaddset(&set, SIGUSR1)
         return set
     }
 
-    /// Blocks SIGINT and SIGTERM in the calling thread and in every thread it starts later.
+    /// Blocks SIGINT, SIGTERM and SIGUSR1 in the calling thread and in every thread it starts later.
     static func blockStopSignals() {
         var set = stopSignals
         // It returns an error only for an invalid `how`; SIG_BLOCK is valid.
         _ = pthread_sigmask(SIG_BLOCK, &set, nil)
     }
 
-    init(onFirst: @escaping @Sendable () -> Void) {
+    init(onFirst: @escaping @Sendable () -> Void, onCut: @escaping @Sendable () -> Void) {
         self.onFirst = onFirst
+        self.onCut = onCut
         let thread = Thread { [self] in waitForSignals() }
         thread.name = "livemux-signals"
         thread.start()
@@ -59,6 +63,10 @@ final class SignalHandling: @unchecked Sendable {
         while true {
             var sig: Int32 = 0
             guard sigwait(&set, &sig) == 0 else { continue }
+            if sig == SIGUSR1 {
+                onCut()
+                continue
+            }
             let now = DispatchTime.now().uptimeNanoseconds
             guard let firstAt = first else {
                 first = now

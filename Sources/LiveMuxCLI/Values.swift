@@ -71,6 +71,35 @@ enum Values {
         return v
     }
 
+    /// A duration greater than zero: seconds (`10`, `2.5`), with a unit (`90s`, `10m`, `1h`), or
+    /// `HH:MM:SS` as ffmpeg writes durations.
+    static func duration(_ text: String, option: String) throws -> Double {
+        let units: [Character: Double] = ["s": 1, "m": 60, "h": 3600]
+        var seconds: Double?
+        if text.contains(":") {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false).map { Double($0) }
+            if parts.count <= 3, parts.allSatisfy({ $0 != nil && $0! >= 0 }) { seconds = parts.reduce(0.0) { $0 * 60 + $1! } }
+        } else if let last = text.last, let unit = units[last] {
+            seconds = Double(text.dropLast()).map { $0 * unit }
+        } else {
+            seconds = Double(text)
+        }
+        guard let seconds, seconds.isFinite, seconds > 0, seconds <= 1e7 else {
+            throw UsageError("\(option) takes a duration greater than 0: seconds (10, 2.5), 90s, 10m, 1h or 01:30:00, not '\(text)'")
+        }
+        return seconds
+    }
+
+    /// A size in bytes: `500000`, or with k, M, G (1024-based: 500M is 500 MiB).
+    static func byteSize(_ text: String, option: String) throws -> Int64 {
+        let units: [Character: Double] = ["k": 1024, "K": 1024, "m": 1_048_576, "M": 1_048_576, "g": 1_073_741_824, "G": 1_073_741_824]
+        let (number, unit) = text.last.flatMap { units[$0] }.map { (text.dropLast(), $0) } ?? (Substring(text), 1)
+        guard let v = Double(number), v.isFinite, v * unit >= 1, v * unit <= 1e15 else {
+            throw UsageError("\(option) takes a size in bytes such as 500M, 2G or 1000000, not '\(text)'")
+        }
+        return Int64((v * unit).rounded())
+    }
+
     /// `WxH`, both even (4:2:0 video needs even sizes).
     static func size(_ text: String, option: String) throws -> (Int, Int) {
         let parts = text.lowercased().split(separator: "x", omittingEmptySubsequences: false)

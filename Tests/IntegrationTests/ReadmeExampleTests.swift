@@ -168,6 +168,26 @@ final class ReadmeExampleTests: TemporaryDirectoryTestCase {
             Example(readme: "livemux record -y -t 10 -o demo.asf", changes: [("-t 10", "-t 1")], setup: ["echo old > demo.asf"]) { d, _ in
                 try Self.decodes("\(d)/demo.asf")
             },
+            // Segments (issue 28): a day's ring shortened to seconds (the names then need the
+            // seconds too), the list played as one by the concat demuxer, and mux's pieces.
+            Example(readme: "livemux record --segment-time 1h --segment-at-clock --segment-keep 24 -o 'rec-%Y%m%d-%H.asf'",
+                    changes: [("--segment-time 1h", "--segment-time 1 --no-realtime -t 3.5"), ("-%H.asf", "-%H%M%S.asf")]) { d, _ in
+                let segments = try FileManager.default.contentsOfDirectory(atPath: d).filter { $0.hasPrefix("rec-") }
+                XCTAssertGreaterThanOrEqual(segments.count, 4, "\(segments)")
+                for name in segments { try Self.decodes("\(d)/\(name)") }
+            },
+            Example(readme: "livemux record --segment-time 10m --segment-list rec.ffconcat -o 'rec-%03d.flv'",
+                    changes: [("--segment-time 10m", "--segment-time 1 --gop 1 --no-realtime -t 3")],
+                    then: "ffmpeg -v error -f concat -i rec.ffconcat -f null -") { d, _ in
+                XCTAssertEqual(try Tools.probe("\(d)/rec.ffconcat", extra: ["-f", "concat"]).stream("video")?.packetCount, 90)
+            },
+            Example(readme: "livemux mux -i long.mp4 --segment-time 5 -o 'p%03d.flv'",
+                    setup: ["ffmpeg -v error -f lavfi -i testsrc2=size=160x120:rate=30 -f lavfi -i sine=sample_rate=48000 -t 12"
+                            + " -c:v libx264 -bf 0 -g 60 -c:a aac long.mp4"]) { d, _ in
+                XCTAssertEqual(try Tools.probe("\(d)/p000.flv").format.seconds ?? 0, 6, accuracy: 0.05)
+                XCTAssertEqual(try Tools.probe("\(d)/p001.flv").format.seconds ?? 0, 6, accuracy: 0.05)
+                XCTAssertFalse(FileManager.default.fileExists(atPath: "\(d)/p002.flv"))
+            },
             Example(readme: "livemux help record") { _, r in
                 XCTAssertTrue(r.stdoutText.hasPrefix("USAGE: livemux record"), r.stdoutText)
             },

@@ -122,6 +122,7 @@ struct Probe: Decodable {
         let dts: Int64?
         let pts: Int64?
         let dts_time: String?
+        let pts_time: String?
         let flags: String
         let size: String
     }

@@ -13,6 +13,22 @@ final class ValuesTests: XCTestCase {
         }
     }
 
+    /// --segment-time and --segment-size (issue 28).
+    func testDurationsAndByteSizes() throws {
+        for (text, seconds) in [("10", 10.0), ("2.5", 2.5), ("90s", 90), ("10m", 600), ("1h", 3600), ("01:30:00", 5400), ("1:30", 90)] {
+            XCTAssertEqual(try Values.duration(text, option: "--segment-time"), seconds, text)
+        }
+        for bad in ["", "0", "-1", "h", "1x", "1:-1", "1:2:3:4", "nan"] {
+            XCTAssertThrowsError(try Values.duration(bad, option: "--segment-time"), bad)
+        }
+        for (text, bytes) in [("1000", Int64(1000)), ("500k", 512_000), ("2M", 2_097_152), ("1G", 1_073_741_824), ("1.5M", 1_572_864)] {
+            XCTAssertEqual(try Values.byteSize(text, option: "--segment-size"), bytes, text)
+        }
+        for bad in ["", "0", "-5M", "M", "abc"] {
+            XCTAssertThrowsError(try Values.byteSize(bad, option: "--segment-size"), bad)
+        }
+    }
+
     func testSizes() throws {
         XCTAssertTrue(try Values.size("1280x720", option: "--size") == (1280, 720))
         for bad in ["0x0", "1281x720", "x", "640", "10x10", "-2x4"] {

@@ -37,4 +37,18 @@ final class OutputGraphTests: XCTestCase {
         let seeking = OutputGraph(Outputs(), callerSinks: (.asf, true))
         XCTAssertEqual(seeking.writers, [Writer(format: .asf, seekable: true, callerSinks: true)])
     }
+
+    /// A file cut into segments restarts its muxer at each cut, so it shares its writer with none;
+    /// stdout and URLs still share theirs.
+    func testEachSegmentedFileHasAWriterOfItsOwn() {
+        var o = outputs([(.file("a-%d.flv"), .flv), (.file("b-%d.flv"), .flv), (.standardOutput, .flv)])
+        var policy = SegmentPolicy()
+        policy.duration = 10
+        o.segments = SegmentPlan(policy)
+        XCTAssertEqual(OutputGraph(o).writers, [
+            Writer(format: .flv, seekable: true, destinations: [0], segmented: true),
+            Writer(format: .flv, seekable: true, destinations: [1], segmented: true),
+            Writer(format: .flv, seekable: false, destinations: [2]),
+        ])
+    }
 }

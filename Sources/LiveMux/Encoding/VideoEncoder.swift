@@ -17,9 +17,16 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
     private var lastCorrection: Int64 = 0
     private var lastInputTime: Int64?
     private(set) var isDone = false
+    /// Where file outputs are cut: a keyframe is forced at each cut asked for and, with
+    /// `--segment-at-clock`, at the first frame of each wall-clock period.
+    private let segments: SegmentPlan?
+    private var servedCuts = 0
+    private var lastClockPeriod: Int64?
 
-    init(format: VideoFormat, lanes: [VideoLane], timeline: Timeline, statistics: Statistics, duration: Double?) {
+    init(format: VideoFormat, lanes: [VideoLane], timeline: Timeline, statistics: Statistics, duration: Double?,
+         segments: SegmentPlan? = nil) {
         self.format = format
+        self.segments = segments
         self.lanes = lanes
         self.timeline = timeline
         self.statistics = statistics
@@ -72,11 +79,24 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
         lanes.forEach { $0.followBitRate() }
         for slot in firstSlot...pts {
             if slot < pts { statistics.countDuplicated(.video) }
-            for lane in lanes { try lane.encode(input, pts: slot, capturedAt: wallTime) }
+            let keyframe = forcesKeyframe(at: slot)
+            for lane in lanes { try lane.encode(input, pts: slot, capturedAt: wallTime, keyframe: keyframe) }
         }
         // Every lane's mux queue was cancelled: nothing more is wanted.
         if lanes.allSatisfy(\.isDone) { isDone = true }
         return !isDone
+    }
+
+    /// Whether the frame at grid slot `pts` must be a keyframe for a segment's cut: the mux thread
+    /// cuts at the first keyframe after a request, or in a new clock period, which is this frame.
+    private func forcesKeyframe(at pts: Int64) -> Bool {
+        guard let segments else { return false }
+        let requests = segments.cutRequests
+        let period = segments.clockPeriod(atMedia: Timestamp.rescale(pts, from: format.fps.frameDuration, to: .microseconds))
+        defer { (servedCuts, lastClockPeriod) = (requests, period) }
+        if requests > servedCuts { return true }
+        if let period, let last = lastClockPeriod, period > last { return true }
+        return false
     }
 
     /// Flushes the encoders and ends the stream.

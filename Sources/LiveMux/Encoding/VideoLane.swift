@@ -32,7 +32,8 @@ final class VideoLane {
             s.maxRate = settings.bitRate
             s.bufferSize = Int(Double(settings.bitRate) * Self.vbvSeconds)
         }
-        s.options = [("preset", settings.preset), ("tune", settings.tune)]
+        // A forced keyframe (a segment's cut) is an IDR, where a file can start.
+        s.options = [("preset", settings.preset), ("tune", settings.tune), ("forced-idr", "1")]
         // Parameter sets also before every keyframe, so a reader joining mid-stream can decode.
         switch settings.codec {
         case .h264: s.options.append(("x264-params", "repeat-headers=1"))
@@ -56,12 +57,12 @@ final class VideoLane {
         encoder.setBitRate(rate, maxRate: rate, bufferSize: Int(Double(rate) * Self.vbvSeconds))
     }
 
-    /// Encodes `frame` at grid slot `pts` and queues what the encoder has ready.
-    func encode(_ frame: Frame, pts: Int64, capturedAt wallTime: Int64) throws {
+    /// Encodes `frame` at grid slot `pts` (a keyframe if asked) and queues what the encoder has ready.
+    func encode(_ frame: Frame, pts: Int64, capturedAt wallTime: Int64, keyframe: Bool = false) throws {
         guard !isDone else { return }
         frame.pts = pts
         captureTimes[pts] = wallTime
-        try encoder.send(frame)
+        try encoder.send(frame, keyframe: keyframe)
         try drain()
     }
 

@@ -12,6 +12,10 @@ final class ContainerWriter: @unchecked Sendable {
     @exclusivity(unchecked) private var streamIndex = PerStream<Int?>(repeating: nil)
     @exclusivity(unchecked) private var outputTimeBase = PerStream<Rational?>(repeating: nil)
     @exclusivity(unchecked) private var lastDTS = PerStream<Int64?>(repeating: nil)
+    /// Where this writer's timestamps start (a segment's first keyframe: DTS and time base); nil: 0.
+    private let origin: (dts: Int64, timeBase: Rational)?
+    /// The origin in each stream's output time base, subtracted from every timestamp written.
+    @exclusivity(unchecked) private var originOffset = PerStream<Int64>(repeating: 0)
 
     struct StreamDescription {
         let kind: StreamKind
@@ -20,9 +24,10 @@ final class ContainerWriter: @unchecked Sendable {
     }
 
     init(format: ContainerFormat, seekable: Bool, streams: [StreamDescription], asfPacketSize: Int? = nil,
-         flvHEVC: FLVHEVCMode = .enhanced) throws {
+         flvHEVC: FLVHEVCMode = .enhanced, origin: (dts: Int64, timeBase: Rational)? = nil) throws {
         self.format = format
         self.seekable = seekable
+        self.origin = origin
         let sorted = streams.sorted(by: { $0.kind < $1.kind })
         if format == .flv && sorted.contains(where: { $0.kind == .video && $0.parameters.isHEVC }) {
             // FFmpeg 5.1's FLV muxer has no HEVC: LiveMux writes these FLV tags itself.
@@ -55,6 +60,13 @@ final class ContainerWriter: @unchecked Sendable {
         let bytes = try container.writeHeader().array
         let bases = container.streamTimeBases
         for kind in StreamKind.allCases { outputTimeBase[kind] = streamIndex[kind].map { bases[$0] } }
+        if let origin {
+            // Rescaled as the packets are, so the keyframe at the origin is exactly 0 and nothing
+            // after it is negative.
+            for kind in StreamKind.allCases {
+                originOffset[kind] = outputTimeBase[kind].map { Timestamp.rescale(origin.dts, from: origin.timeBase, to: $0) } ?? 0
+            }
+        }
         return Chunk(kind: .header, bytes: bytes)
     }
 
@@ -62,8 +74,8 @@ final class ContainerWriter: @unchecked Sendable {
     /// dropped because it would make DTS go backwards.
     func write(_ p: EncodedPacket) throws -> Chunk? {
         guard let index = streamIndex[p.stream], let tb = outputTimeBase[p.stream] else { return nil }
-        var dts = Timestamp.rescale(p.dts, from: p.timeBase, to: tb)
-        var pts = Timestamp.rescale(p.packet.pts, from: p.timeBase, to: tb)
+        var dts = Timestamp.rescale(p.dts, from: p.timeBase, to: tb) - originOffset[p.stream]
+        var pts = Timestamp.rescale(p.packet.pts, from: p.timeBase, to: tb) - originOffset[p.stream]
         if let last = lastDTS[p.stream], dts <= last {
             // Rounding into milliseconds can make neighbours equal; keep DTS strictly increasing.
             guard dts == last else { return nil }

@@ -19,6 +19,11 @@ final class MuxSession: @unchecked Sendable {
         let seekable: Bool
         var sinks: [ChunkSink] = []
         var writer: ContainerWriter?
+        /// A file cut into segments (`OutputGraph.Writer.segmented`): its one sink, which the
+        /// segmenter's writers feed (joined at `start`, since the sink is made after the writers).
+        var segmented = false
+        var segmentSink: SegmentFileSink?
+        var segmenter: Segmenter?
     }
 
     /// ASF packet size for live streams: small, so payloads wait less for their packet to fill.
@@ -34,6 +39,7 @@ final class MuxSession: @unchecked Sendable {
     /// packet until later ones fill it; nil: the muxer's 3200 bytes.
     private let streamingASFPacketSize: Int?
     private let flvHEVC: FLVHEVCMode
+    private let segments: SegmentPlan?
     /// False for a second session (URL outputs with an encode of their own; see `MuxThread`).
     private let primary: Bool
     private let server: HTTPServer?
@@ -68,7 +74,7 @@ final class MuxSession: @unchecked Sendable {
         self.report = report
         self.streamingASFPacketSize = streamingASFPacketSize
         let graph = OutputGraph(outputs, callerSinks: extraRoute.map { ($0.format, $0.seekable) })
-        var routes = graph.writers.map { Route(format: $0.format, seekable: $0.seekable) }
+        var routes = graph.writers.map { Route(format: $0.format, seekable: $0.seekable, segmented: $0.segmented) }
         // Live viewers: one hub per container, fed by its streaming muxer.
         let countDropped: @Sendable (Int) -> Void = { statistics.countOutputDropped($0) }
         var hubs: [StreamHub] = []
@@ -83,7 +89,8 @@ final class MuxSession: @unchecked Sendable {
         }
         self.hubs = hubs
         flvHEVC = outputs.flvHEVC
-        if let streams { try Self.makeWriters(&routes, streams, hubs: hubs, streamingASFPacketSize: streamingASFPacketSize, flvHEVC: flvHEVC) }
+        segments = outputs.segments
+        if let streams { try Self.makeWriters(&routes, streams, hubs: hubs, streamingASFPacketSize: streamingASFPacketSize, flvHEVC: flvHEVC, segments: segments) }
         self.routes = routes
         outputNames = outputs.destinations.map(\.destination.description) + (extraRoute?.sinks.map(\.name) ?? [])
         server = try outputs.listen.map { address in
@@ -97,6 +104,14 @@ final class MuxSession: @unchecked Sendable {
         for (i, writer) in graph.writers.enumerated() {
             for d in writer.destinations {
                 switch outputs.destinations[d].destination {
+                case .file(let path) where writer.segmented:
+                    let plan = outputs.segments!
+                    let sink = try SegmentFileSink(pattern: path, overwrite: outputs.overwriteFiles, keep: plan.policy.keep) { record in
+                        statistics.segmentClosed(record)
+                        plan.onClosed?(record)
+                    }
+                    self.routes[i].sinks.append(sink)
+                    self.routes[i].segmentSink = sink
                 case .file(let path): self.routes[i].sinks.append(try FileSink(path: path, overwrite: outputs.overwriteFiles))
                 case .standardOutput: self.routes[i].sinks.append(StandardOutputSink())
                 case .network(let url):
@@ -117,11 +132,20 @@ final class MuxSession: @unchecked Sendable {
     var networkSnapshots: [NetworkOutputSnapshot] { networkSinks.map(\.snapshot) }
 
     private static func makeWriters(_ routes: inout [Route], _ streams: [ContainerWriter.StreamDescription], hubs: [StreamHub],
-                                    streamingASFPacketSize: Int?, flvHEVC: FLVHEVCMode) throws {
+                                    streamingASFPacketSize: Int?, flvHEVC: FLVHEVCMode, segments: SegmentPlan?) throws {
         for i in routes.indices where routes[i].writer == nil {
             let r = routes[i]
-            routes[i].writer = try ContainerWriter(format: r.format, seekable: r.seekable, streams: streams,
-                                                   asfPacketSize: r.seekable ? nil : streamingASFPacketSize, flvHEVC: flvHEVC)
+            guard r.segmented, let plan = segments else {
+                routes[i].writer = try ContainerWriter(format: r.format, seekable: r.seekable, streams: streams,
+                                                       asfPacketSize: r.seekable ? nil : streamingASFPacketSize, flvHEVC: flvHEVC)
+                continue
+            }
+            let segmenter = Segmenter(plan: plan, hasVideo: streams.contains { $0.kind == .video }) { origin in
+                try ContainerWriter(format: r.format, seekable: true, streams: streams, flvHEVC: flvHEVC,
+                                    origin: origin.map { ($0.dts, $0.timeBase) })
+            }
+            routes[i].writer = try segmenter.firstWriter()
+            routes[i].segmenter = segmenter
         }
         for hub in hubs { hub.streamCodecs = streams.map(StreamCodec.init) }
     }
@@ -129,7 +153,8 @@ final class MuxSession: @unchecked Sendable {
     /// Starts the mux thread and the HTTP server; the writers must exist (`init` had the streams).
     func start() {
         guard muxThread == nil else { return }
-        let thread = MuxThread(outputs: routes.map { .init(writer: $0.writer!, sinks: $0.sinks) }, queue: queue,
+        for r in routes { r.segmenter?.sink = r.segmentSink }
+        let thread = MuxThread(outputs: routes.map { .init(writer: $0.writer!, sinks: $0.sinks, segmenter: $0.segmenter) }, queue: queue,
                                statistics: statistics, primary: primary, recycle: recycle,
                                outputNames: outputNames, report: report)
         muxThread = thread
@@ -140,7 +165,7 @@ final class MuxSession: @unchecked Sendable {
 
     /// Makes the writers for streams that became known after `init`, then starts.
     func start(streams: [ContainerWriter.StreamDescription]) throws {
-        try Self.makeWriters(&routes, streams, hubs: hubs, streamingASFPacketSize: streamingASFPacketSize, flvHEVC: flvHEVC)
+        try Self.makeWriters(&routes, streams, hubs: hubs, streamingASFPacketSize: streamingASFPacketSize, flvHEVC: flvHEVC, segments: segments)
         start()
     }
 

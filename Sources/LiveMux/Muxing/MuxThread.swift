@@ -8,8 +8,11 @@ import FFmpeg
 final class MuxThread: @unchecked Sendable {
     // Used by the mux thread only, after `init`.
     struct Output {
-        let writer: ContainerWriter
+        /// A segmented output's writer is replaced at each cut.
+        var writer: ContainerWriter
         var sinks: [ChunkSink]
+        /// Where a file cut into segments is cut; nil for every other output.
+        var segmenter: Segmenter? = nil
         /// Bytes delivered since the statistics last heard of them: every sink still here took
         /// each of them (one that fails is dropped, with its count, before this grows).
         var unreported = 0
@@ -105,11 +108,16 @@ final class MuxThread: @unchecked Sendable {
     private func write(_ packet: EncodedPacket) {
         for i in outputs.indices where !outputs[i].sinks.isEmpty {
             do {
+                if let segmenter = outputs[i].segmenter, segmenter.cutsBefore(packet) {
+                    try cut(i, before: packet, segmenter)
+                    if outputs[i].sinks.isEmpty { continue }
+                }
                 guard let chunk = try outputs[i].writer.write(packet) else {
                     if primary { statistics.countDropped(packet.stream) }
                     continue
                 }
                 deliver(chunk, to: i)
+                outputs[i].segmenter?.wrote(packet, bytes: chunk.count)
                 if i == 0 && primary {
                     let t = Double(packet.dts) * packet.timeBase.doubleValue
                     unreportedMux = (max(unreportedMux?.mediaTime ?? t, t), (unreportedMux?.bytes ?? 0) + chunk.count)
@@ -124,6 +132,15 @@ final class MuxThread: @unchecked Sendable {
                 fail(error)
             }
         }
+    }
+
+    /// Ends output `i`'s segment with its trailer (which completes the file) and begins the next
+    /// at `packet` with a fresh writer's header (which creates the next file).
+    private func cut(_ i: Int, before packet: EncodedPacket, _ segmenter: Segmenter) throws {
+        deliver(try outputs[i].writer.trailer(), to: i)
+        guard !outputs[i].sinks.isEmpty else { return }
+        outputs[i].writer = try segmenter.nextWriter(at: packet)
+        deliver(try outputs[i].writer.header(), to: i)
     }
 
     private func deliver(_ chunk: Chunk, to i: Int) {

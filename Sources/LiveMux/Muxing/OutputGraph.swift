@@ -1,7 +1,8 @@
 /// Which container writers a session needs and what each one feeds: one writer per container and
 /// kind of destination — a file's muxer seeks back to finish its header, a stream's (stdout, URLs,
 /// live viewers, the `Muxer`'s own sinks unless it says they seek) does not. A plain value, so the
-/// grouping is unit-tested without a thread, a socket or a file.
+/// grouping is unit-tested without a thread, a socket or a file. A file cut into segments has a
+/// writer of its own, since its cuts restart the muxer.
 struct OutputGraph: Equatable {
     struct Writer: Equatable {
         let format: ContainerFormat
@@ -12,6 +13,8 @@ struct OutputGraph: Equatable {
         var viewers = false
         /// Feeds the caller's own sinks (`Muxer`).
         var callerSinks = false
+        /// Cuts its one file into segments, each from a fresh muxer (`Segmenter`).
+        var segmented = false
     }
 
     /// The first writer's packets measure capture → bytes latency: the writer of the first output
@@ -22,6 +25,10 @@ struct OutputGraph: Equatable {
     init(_ outputs: Outputs, callerSinks: (format: ContainerFormat, seekable: Bool)? = nil) {
         for (i, spec) in outputs.destinations.enumerated() {
             let seekable = if case .file = spec.destination { true } else { false }
+            if seekable && outputs.segments != nil {
+                writers.append(Writer(format: spec.format, seekable: true, destinations: [i], segmented: true))
+                continue
+            }
             writers[index(spec.format, seekable)].destinations.append(i)
         }
         if let c = callerSinks { writers[index(c.format, c.seekable)].callerSinks = true }
@@ -32,7 +39,7 @@ struct OutputGraph: Equatable {
 
     /// The writer for `format` and `seekable`, added if there is none yet.
     private mutating func index(_ format: ContainerFormat, _ seekable: Bool) -> Int {
-        if let i = writers.firstIndex(where: { $0.format == format && $0.seekable == seekable }) { return i }
+        if let i = writers.firstIndex(where: { $0.format == format && $0.seekable == seekable && !$0.segmented }) { return i }
         writers.append(Writer(format: format, seekable: seekable))
         return writers.count - 1
     }

@@ -27,6 +27,9 @@ public struct Outputs: Sendable {
     public var sendBufferBytes = 64 * 1024
     /// How TLS-based outputs (rtmps://) check the server's certificate: on, against the system's CAs.
     public var tls = TLSVerification()
+    /// Cut every file output into segments (nil: one file each); stdout, URLs and viewers are
+    /// never cut.
+    public var segments: SegmentPlan?
 
     public init() {}
 
@@ -75,11 +78,30 @@ public struct Outputs: Sendable {
                 throw LiveMuxError.unsupported("cannot write to \(maskedURL(url)): this FFmpeg has no protocol for it (use rtmp://, srt://, tcp:// or udp://)")
             }
         }
+        try validateSegments()
         var files = Set<String>()
         for o in destinations {
             guard case .file(let path) = o.destination else { continue }
             let key = URL(fileURLWithPath: path).standardizedFileURL.path
             if !files.insert(key).inserted { throw LiveMuxError.invalid("two outputs write to \(path): give each -o its own file") }
+        }
+    }
+
+    /// Segments need a file to cut, a limit that makes sense, and names that differ per segment.
+    private func validateSegments() throws {
+        guard let policy = segments?.policy else { return }
+        if let d = policy.duration, !(d > 0) { throw LiveMuxError.invalid("--segment-time must be more than 0 seconds") }
+        if let size = policy.size, size <= 0 { throw LiveMuxError.invalid("--segment-size must be more than 0 bytes") }
+        if policy.atClock && policy.duration == nil { throw LiveMuxError.invalid("--segment-at-clock needs --segment-time: the clock's period") }
+        if let keep = policy.keep, keep < 1 { throw LiveMuxError.invalid("--segment-keep must be at least 1") }
+        let files = destinations.compactMap { o -> String? in if case .file(let p) = o.destination { p } else { nil } }
+        if files.isEmpty {
+            throw LiveMuxError.invalid("segments are cut only from file outputs (stdout, URLs and viewers get one stream): give -o NAME-%03d.asf")
+        }
+        for path in files where !SegmentName(path).hasFields {
+            let url = URL(fileURLWithPath: path)
+            let example = url.deletingPathExtension().lastPathComponent + "-%03d." + (url.pathExtension.isEmpty ? "asf" : url.pathExtension)
+            throw LiveMuxError.invalid("-o \(path) names one file, but segments need a name each: number or date them, such as \(example) or rec-%Y%m%d-%H%M%S.\(url.pathExtension.isEmpty ? "asf" : url.pathExtension)")
         }
     }
 }

@@ -47,6 +47,11 @@ extension StatisticsSnapshot {
             "output_bytes": outputBytes,
             "output_dropped_chunks": outputDropped,
             "video_bitrate_target_kbps": Self.rounded(Double(videoBitRate) / 1000),
+            // Closed since the previous line (the last line: all of them), each as an event.
+            "segments_closed": segments.dropFirst(previous?.segments.count ?? 0).map {
+                ["path": $0.path, "index": $0.index, "start_s": Self.rounded($0.start), "end_s": Self.rounded($0.end),
+                 "duration_s": Self.rounded($0.duration), "bytes": $0.bytes] as [String: Any]
+            },
             "network": network.map {
                 ["name": $0.name, "backlog_ms": Self.rounded($0.backlogMs), "link_kbps": Self.rounded($0.linkKbps),
                  "latency_skips": $0.latencySkips, "kernel_queue_seen": $0.kernelVisible] as [String: Any]

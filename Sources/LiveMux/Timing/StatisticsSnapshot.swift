@@ -40,4 +40,6 @@ public struct StatisticsSnapshot: Sendable {
     public var dropped: Int { video.dropped + audio.dropped }
     /// Chunks network outputs and HTTP viewers dropped because they fell behind.
     public var outputDropped = 0
+    /// Every segment closed complete so far, in the order they closed.
+    public var segments: [SegmentRecord] = []
 }

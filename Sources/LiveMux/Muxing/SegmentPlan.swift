@@ -1,0 +1,51 @@
+import FFmpeg
+import POSIX
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The segmenting of a session's file outputs: the policy, the cuts asked for (SIGUSR1,
+/// `Pipeline.cutSegment`, `Muxer.cutSegment`) and the wall clock of the media timeline. Shared by
+/// the video encoder, which forces a keyframe where a cut will be, and the mux thread, which cuts
+/// at that keyframe, so both must find the same frame: they read one anchor.
+public final class SegmentPlan: Sendable {
+    public let policy: SegmentPolicy
+    /// Told of every segment closed complete, on the mux thread (the CLI prints it and appends
+    /// it to `--segment-list`).
+    let onClosed: (@Sendable (SegmentRecord) -> Void)?
+    private let state = Locked<(anchor: Int64?, requests: Int)>((nil, 0))
+    /// The local time zone's offset from UTC (µs), so clock periods start at local midnight, as
+    /// ffmpeg's `segment_atclocktime` does.
+    private let localOffset: Int64
+
+    public init(_ policy: SegmentPolicy, onClosed: (@Sendable (SegmentRecord) -> Void)? = nil) {
+        self.policy = policy
+        self.onClosed = onClosed
+        var now = time(nil), local = tm()
+        localOffset = localtime_r(&now, &local) != nil ? Int64(local.tm_gmtoff) * 1_000_000 : 0
+    }
+
+    /// Closes the current segments at the next video keyframe; the encoder makes the next frame one.
+    public func requestCut() { state.withLock { $0.requests += 1 } }
+
+    /// How many cuts were asked for so far: each reader remembers how many it served.
+    var cutRequests: Int { state.withLock { $0.requests } }
+
+    /// The wall clock (µs since 1970) at media time `t` (µs): the clock when the first caller asked
+    /// (the first frame encoded, or the first packet muxed) was at its media time, plus the media
+    /// time since. A fast recording (`--no-realtime`) is so named and cut as if it ran live.
+    func wallClock(atMedia t: Int64) -> Int64 {
+        state.withLock { s in
+            if s.anchor == nil { s.anchor = Timestamp.wallClockMicroseconds() - t }
+            return s.anchor! + t
+        }
+    }
+
+    /// The wall-clock period of `--segment-at-clock` that media time `t` (µs) falls in; nil
+    /// when the cuts are not on the clock.
+    func clockPeriod(atMedia t: Int64) -> Int64? {
+        guard policy.atClock, let d = policy.durationMicroseconds, d > 0 else { return nil }
+        let wall = wallClock(atMedia: t) + localOffset
+        return wall >= 0 ? wall / d : (wall - d + 1) / d
+    }
+}
