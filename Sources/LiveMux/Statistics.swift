@@ -45,6 +45,17 @@ final class Statistics: Sendable {
         }
     }
 
+    /// Warnings kept for `--stats` and the dashboard: enough for a page to show a burst.
+    static let recentWarnings = 20
+
+    func warned(_ message: String) {
+        let elapsed = Double(Timestamp.monotonicMicroseconds() - started) / 1e6
+        updateOutputs { s in
+            s.warnings.append(RecentWarning(elapsed: elapsed, message: message))
+            if s.warnings.count > Self.recentWarnings { s.warnings.removeFirst() }
+        }
+    }
+
     var snapshot: StatisticsSnapshot {
         var copy = outputs.withLock { $0 }
         (copy.video, copy.audio) = inputs.withLock { $0 }

@@ -148,6 +148,7 @@ public enum CLI {
         if !quiet && !job.viewerURLs.isEmpty {
             Terminal.write("serving viewers at \(job.viewerURLs.joined(separator: " and "))\n")
         }
+        if !quiet, let dashboard = job.dashboardURL { Terminal.write("dashboard at \(dashboard)\n") }
         let signals = SignalHandling(onFirst: job.stop)
         defer { signals.finish() }
         let progress = quiet ? nil : ProgressLine(remux: remux, snapshot: { job.statisticsSnapshot })

@@ -49,7 +49,9 @@ struct OutputOptions {
                             PORT (8080 or :8080) means 127.0.0.1; port 0 picks a free one.
                             Loopback unless told otherwise: 0.0.0.0:8080 or [::]:8080 let other
                             machines watch (with a warning). The viewer URLs are printed at start;
-                            / lists the streams, codecs and viewer counts (JSON: /?format=json).
+                            / lists the streams, codecs and viewer counts (JSON: /?format=json);
+                            a browser gets the dashboard there (also /stats, /events,
+                            /snapshot.jpg: see --http in record).
     """
 
     static let maxViewersHelp = """
@@ -84,18 +86,26 @@ struct OutputOptions {
         case "--max-viewers" where listen:
             outputs.maxViewers = try Values.integer(try reader.value(for: option), option: option.name, range: 1...1_000_000)
         case "--listen" where listen:
-            let v = try reader.value(for: option)
-            guard let address = ListenAddress.parse(v) else {
-                throw UsageError("--listen takes [HOST:]PORT, such as 127.0.0.1:8080, localhost:8080, [::1]:8080 or 8080, not '\(v)'")
-            }
-            if !address.isLoopback {
-                warnings.append("--listen \(address.description) is not loopback: anyone who can reach this machine can watch (use 127.0.0.1 to keep it local)")
-            }
-            outputs.listen = address
+            outputs.listen = try address(option.name, try reader.value(for: option))
+        case "--http" where !listen:
+            // The dashboard alone: a push-only run can be watched, and nothing is streamed.
+            outputs.listen = try address(option.name, try reader.value(for: option))
+            outputs.servesViewers = false
         default:
             return false
         }
         return true
+    }
+
+    /// The address of `--listen` or `--http`, with a warning when it is not loopback.
+    private mutating func address(_ option: String, _ v: String) throws -> ListenAddress {
+        guard let address = ListenAddress.parse(v) else {
+            throw UsageError("\(option) takes [HOST:]PORT, such as 127.0.0.1:8080, localhost:8080, [::1]:8080 or 8080, not '\(v)'")
+        }
+        if !address.isLoopback {
+            warnings.append("\(option) \(address.description) is not loopback: anyone who can reach this machine can watch (use 127.0.0.1 to keep it local)")
+        }
+        return address
     }
 
     /// Listens where `serve` does unless `--listen` says otherwise.
@@ -111,7 +121,9 @@ struct OutputOptions {
     /// stdout twice, a directory, a file that is also an input (`inputs`: paths), one file named
     /// twice, one that exists without -y.
     mutating func finish(inputs: [String]) throws {
-        guard !named.isEmpty || outputs.listen != nil else { throw UsageError("no output: give -o FILE, -o - for stdout, or a URL") }
+        guard !named.isEmpty || (outputs.listen != nil && outputs.servesViewers) else {
+            throw UsageError("no output: give -o FILE, -o - for stdout, or a URL")
+        }
         // A -f after the last -o names that output's container (`-o - -f flv`).
         if let f = pendingFormat {
             guard !named.isEmpty, named[named.count - 1].format == nil else {

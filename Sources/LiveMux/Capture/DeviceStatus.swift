@@ -12,6 +12,8 @@ final class DeviceStatus: Sendable {
         var delay: Double?
         var failures = 0, reopenings = 0
         var away = 0.0, filledSeconds = 0.0, filledFrames = 0
+        /// Failed and not back yet: its gap is being filled while it is opened again.
+        var isAway = false
     }
     private let state = Locked(State())
 
@@ -26,11 +28,21 @@ final class DeviceStatus: Sendable {
     }
 
     /// It failed mid-recording (a read error, its end, its daemon gone).
-    func failed() { state.withLock { $0.failures += 1 } }
+    func failed() {
+        state.withLock { s in
+            s.failures += 1
+            s.isAway = true
+        }
+    }
     /// It was opened again after a failure.
     func reopened() { state.withLock { $0.reopenings += 1 } }
     /// Its first frame after a failure came `seconds` after the failure.
-    func back(after seconds: Double) { state.withLock { $0.away += seconds } }
+    func back(after seconds: Double) {
+        state.withLock { s in
+            s.away += seconds
+            s.isAway = false
+        }
+    }
     /// Its gaps so far: seconds of silence and repeated video frames (totals).
     func filled(seconds: Double, frames: Int) { state.withLock { ($0.filledSeconds, $0.filledFrames) = (seconds, frames) } }
 
@@ -38,7 +50,8 @@ final class DeviceStatus: Sendable {
         state.withLock { s in
             DeviceSnapshot(name: name, clock: s.clock?.rawValue ?? "none yet", delayMs: (s.delay ?? 0) / 1000,
                            failures: s.failures, reopenings: s.reopenings, awaySeconds: s.away,
-                           audioFilledSeconds: s.filledSeconds, videoFilledFrames: s.filledFrames)
+                           audioFilledSeconds: s.filledSeconds, videoFilledFrames: s.filledFrames,
+                           state: s.isAway ? "reopening" : "live")
         }
     }
 }
@@ -57,4 +70,6 @@ public struct DeviceSnapshot: Sendable, Equatable {
     public var awaySeconds = 0.0
     /// Seconds of silence and repeated video frames that filled its gaps.
     public var audioFilledSeconds = 0.0, videoFilledFrames = 0
+    /// "live", or "reopening" while it is away (its last frame or silence recorded in its place).
+    public var state = "live"
 }

@@ -11,6 +11,8 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
     private let lanes: [VideoLane]
     private let timeline: Timeline
     private let statistics: Statistics
+    /// The dashboard's snapshot takes a frame from here when it wants one.
+    private let frames: FrameTap?
     private var scaler: Scaler?
     private let frameLimit: Int64?
     private var lastPTS: Int64 = -1
@@ -18,8 +20,9 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
     private var lastInputTime: Int64?
     private(set) var isDone = false
 
-    init(format: VideoFormat, lanes: [VideoLane], timeline: Timeline, statistics: Statistics, duration: Double?) {
+    init(format: VideoFormat, lanes: [VideoLane], timeline: Timeline, statistics: Statistics, duration: Double?, frames: FrameTap? = nil) {
         self.format = format
+        self.frames = frames
         self.lanes = lanes
         self.timeline = timeline
         self.statistics = statistics
@@ -69,6 +72,7 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
             }
             input = try scaler!.scale(frame)
         }
+        frames?.offer(input)
         lanes.forEach { $0.followBitRate() }
         for slot in firstSlot...pts {
             if slot < pts { statistics.countDuplicated(.video) }

@@ -38,4 +38,6 @@ public struct StatisticsSnapshot: Sendable {
     public var dropped: Int { video.dropped + audio.dropped }
     /// Chunks network outputs and HTTP viewers dropped because they fell behind.
     public var outputDropped = 0
+    /// The last warnings said, oldest first (at most `Statistics.recentWarnings`).
+    public var warnings: [RecentWarning] = []
 }

@@ -1,0 +1,143 @@
+import Foundation
+import XCTest
+
+/// The dashboard endpoints of the HTTP server (`serve --listen`, `record --http`), asked over real
+/// sockets of a running livemux: `/stats` and `/events` validated against docs/stats.schema.json,
+/// `/snapshot.jpg` decoded by ffmpeg and compared with the test pattern it shows.
+final class DashboardTests: TemporaryDirectoryTestCase {
+    /// The port of a URL such as `http://127.0.0.1:41234/`.
+    private func port(of url: String) throws -> Int {
+        try XCTUnwrap(URLComponents(string: url)?.port, "no port in \(url)")
+    }
+
+    /// The body of a whole HTTP reply.
+    private func body(_ reply: String) -> String {
+        reply.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
+    }
+
+    /// The objects of the `data:` lines of a server-sent event stream.
+    private func events(_ reply: String) throws -> [String] {
+        body(reply).split(separator: "\n").filter { $0.hasPrefix("data: ") }.map { String($0.dropFirst(6)) }
+    }
+
+    private func object(_ line: String) throws -> [String: Any] {
+        try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "a JSON object: \(line)")
+    }
+
+    /// `/stats` with a viewer watching, then `/events` to the end of the run: every object valid
+    /// against the schema, the viewer counted, one event a second with the media time moving.
+    func testStatsAndEventsMatchTheSchema() throws {
+        let serve = try ServingLivemux(["serve", "--listen", "127.0.0.1:0", "-t", "5", "--size", "160x120"], directory: dir)
+        let page = try XCTUnwrap(serve.dashboardURL(), serve.stderr)
+        let port = try port(of: page)
+        let viewer = Network.connect(port: port)
+        XCTAssertGreaterThanOrEqual(viewer, 0)
+        defer { close(viewer) }
+        _ = Array("GET /live.flv HTTP/1.1\r\nHost: x\r\n\r\n".utf8).withUnsafeBytes { send(viewer, $0.baseAddress, $0.count, 0) }
+        usleep(1_500_000)
+        let stats = Network.get(port: port, "/stats")
+        XCTAssertTrue(stats.hasPrefix("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"), stats)
+        let statsLine = body(stats).trimmingCharacters(in: .newlines)
+        let viewers = try XCTUnwrap(try object(statsLine)["viewers"] as? [String: Any], statsLine)
+        XCTAssertEqual(viewers["count"] as? Int, 1, statsLine)
+        XCTAssertEqual((viewers["streams"] as? [String: Int])?["/live.flv"], 1, statsLine)
+
+        // Read until the run ends and the server closes the stream (about 3.5 s of events).
+        let stream = Network.exchange(port: port, Array("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8), timeout: 10)
+        XCTAssertTrue(stream.hasPrefix("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"), stream)
+        let lines = try events(stream)
+        XCTAssertGreaterThanOrEqual(lines.count, 3, stream)
+        XCTAssertLessThanOrEqual(lines.count, 6, "one event a second, not one per loop turn: \(stream)")
+        let times = try lines.map { try XCTUnwrap(try object($0)["media_time_s"] as? Double) }
+        XCTAssertEqual(times, times.sorted(), "\(times)")
+        XCTAssertGreaterThan(times.last! - times.first!, 1.5, "\(times)")
+
+        let file = "\(dir)/answers.jsonl"
+        try ([statsLine] + lines).joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let check = try StatsSchemaTests.validate(file, in: dir)
+        XCTAssertEqual(check.status, 0, check.stdoutText + check.stderr)
+        XCTAssertEqual(serve.wait(), 0, serve.stderr)
+    }
+
+    /// `record --http`: the dashboard for a run that serves no media, loopback by default, and
+    /// not an output of its own.
+    func testRecordHTTPServesTheDashboardAlone() throws {
+        let port = try Network.freePort()
+        let out = "\(dir)/r.flv"
+        let record = try ServingLivemux(["record", "--http", "\(port)", "-t", "3", "--size", "160x120", "-o", out], directory: dir)
+        XCTAssertEqual(record.dashboardURL(), "http://127.0.0.1:\(port)/", record.stderr)
+        usleep(1_200_000)
+        let stats = Network.get(port: port, "/stats")
+        XCTAssertTrue(stats.hasPrefix("HTTP/1.1 200 OK"), stats)
+        let object = try object(body(stats).trimmingCharacters(in: .newlines))
+        XCTAssertGreaterThan(object["media_time_s"] as? Double ?? 0, 0.3, stats)
+        XCTAssertEqual((object["viewers"] as? [String: Any])?["streams"] as? [String: Int], [:], stats)
+        XCTAssertTrue(Network.get(port: port, "/live.flv").hasPrefix("HTTP/1.1 404"), "no media over --http")
+        XCTAssertEqual(record.wait(), 0, record.stderr)
+        XCTAssertFalse(record.stderr.contains("serving viewers"), record.stderr)
+        XCTAssertEqual(try Tools.probe(out).streams.count, 2)
+
+        let alone = try Tools.livemux(["record", "--http", "\(port)", "-t", "1"])
+        XCTAssertEqual(alone.status, 64, alone.stderr)
+        XCTAssertTrue(alone.stderr.hasPrefix("error: no output"), alone.stderr)
+    }
+
+    /// The snapshot is the test pattern: SMPTE bars, each bar's colour where it should be, at the
+    /// stream's size and at `?width=N`; no snapshot thread until one is asked for.
+    func testSnapshotShowsTheTestPattern() throws {
+        let serve = try ServingLivemux(["serve", "--listen", "127.0.0.1:0", "-t", "4",
+                                        "--video", "lavfi:smptebars=size=640x360:rate=30"], directory: dir)
+        let port = try port(of: try XCTUnwrap(serve.dashboardURL(), serve.stderr))
+        usleep(500_000)
+        XCTAssertFalse(threadNames(serve.pid).contains { $0.hasPrefix("livemux-snap") }, "no snapshot thread before one is asked for")
+        for (query, width, height) in [("", 640, 360), ("?width=320", 320, 180)] {
+            let jpeg = "\(dir)/snap\(width).jpg"
+            let fetch = try Tools.run("curl", ["-s", "-o", jpeg, "-w", "%{http_code} %{content_type}", "http://127.0.0.1:\(port)/snapshot.jpg\(query)"])
+            XCTAssertEqual(fetch.stdoutText, "200 image/jpeg")
+            let probe = try Tools.probe(jpeg)
+            XCTAssertEqual(probe.streams.first?.codec_name, "mjpeg")
+            XCTAssertEqual(probe.streams.first?.width, width)
+            XCTAssertEqual(probe.streams.first?.height, height)
+            let rgb = try Tools.run("ffmpeg", ["-v", "error", "-i", jpeg, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]).stdout
+            XCTAssertEqual(rgb.count, width * height * 3)
+            // The seven 75% bars across the top two thirds: gray, yellow, cyan, green, magenta, red, blue.
+            let bars: [[Int]] = [[191, 191, 191], [191, 191, 0], [0, 191, 191], [0, 191, 0], [191, 0, 191], [191, 0, 0], [0, 0, 191]]
+            for (i, expected) in bars.enumerated() {
+                let x = width * (2 * i + 1) / 14, y = height / 4
+                let at = (y * width + x) * 3
+                let got = (0..<3).map { Int(rgb[at + $0]) }
+                for c in 0..<3 { XCTAssertEqual(got[c], expected[c], accuracy: 24, "bar \(i) at \(x),\(y): \(got), not \(expected)") }
+            }
+        }
+        XCTAssertTrue(threadNames(serve.pid).contains { $0.hasPrefix("livemux-snap") }, "the snapshot thread once asked")
+        XCTAssertTrue(Network.get(port: port, "/snapshot.jpg?width=7").hasPrefix("HTTP/1.1 400"))
+        XCTAssertEqual(serve.wait(), 0, serve.stderr)
+    }
+
+    /// Made at most once a second however many ask: two asks within the second get the same
+    /// picture of a moving pattern, one after it a new one.
+    func testSnapshotIsMadeAtMostOnceASecond() throws {
+        let serve = try ServingLivemux(["serve", "--listen", "127.0.0.1:0", "-t", "4", "--size", "320x240"], directory: dir)
+        let port = try port(of: try XCTUnwrap(serve.dashboardURL(), serve.stderr))
+        usleep(500_000)
+        func fetch(_ name: String) throws -> Data {
+            let path = "\(dir)/\(name).jpg"
+            let r = try Tools.run("curl", ["-s", "-o", path, "-w", "%{http_code}", "http://127.0.0.1:\(port)/snapshot.jpg"])
+            XCTAssertEqual(r.stdoutText, "200")
+            return try Data(contentsOf: URL(fileURLWithPath: path))
+        }
+        let first = try fetch("a"), again = try fetch("b")
+        usleep(1_200_000)
+        let later = try fetch("c")
+        XCTAssertEqual(first, again, "the same picture within the second")
+        XCTAssertNotEqual(first, later, "testsrc2 moves: a new picture after the second")
+        XCTAssertEqual(serve.wait(), 0, serve.stderr)
+    }
+
+    /// The names of a process's threads (`/proc/PID/task/*/comm`).
+    private func threadNames(_ pid: pid_t) -> [String] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.compactMap { try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8) }
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+}
