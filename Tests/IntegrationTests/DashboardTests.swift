@@ -134,6 +134,40 @@ final class DashboardTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(serve.wait(), 0, serve.stderr)
     }
 
+    /// The page in headless Chromium (scripts/browse, over the DevTools protocol): after its
+    /// script ran, its values are the stream's and they move between two loads, the snapshot
+    /// loaded at the width asked, and neither the console nor the page's own error box has an
+    /// error. The second load's screenshot is kept in .build/artefacts/DashboardTests/.
+    func testThePageWorksInChromium() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") else {
+            return XCTFail("no /usr/bin/chromium: run scripts/setup --test")
+        }
+        let serve = try ServingLivemux(["serve", "--listen", "127.0.0.1:0", "-t", "30", "--size", "640x360"], directory: dir)
+        let page = try XCTUnwrap(serve.dashboardURL(), serve.stderr)
+        let artefacts = Tools.packageRoot.appendingPathComponent(".build/artefacts/DashboardTests").path
+        try FileManager.default.createDirectory(atPath: artefacts, withIntermediateDirectories: true)
+        let screenshot = "\(artefacts)/dashboard.png"
+        try? FileManager.default.removeItem(atPath: screenshot)
+        var times: [Double] = []
+        for load in 0..<2 {
+            let dom = "\(dir)/dom\(load).html"
+            let browse = try Tools.run(Tools.packageRoot.appendingPathComponent("scripts/browse").path,
+                                       [page, "--seconds", "3", "--dom", dom] + (load == 1 ? ["--screenshot", screenshot] : []))
+            XCTAssertEqual(browse.status, 0, browse.stderr)
+            XCTAssertEqual(browse.stdoutText, "", "console messages or script errors")
+            let html = try String(contentsOfFile: dom, encoding: .utf8)
+            XCTAssertTrue(html.contains(#"<pre id="errors"></pre>"#), "the page's error box: \(html)")
+            XCTAssertTrue(html.contains(#"data-natural-width="640""#), "the snapshot loaded: \(html)")
+            XCTAssertTrue(html.contains(#"<span id="connection" class="live">live</span>"#), html)
+            let media = try XCTUnwrap(html.firstMatch(of: /data-stat="media_time_s">([0-9.]+)</)?.1, html)
+            times.append(try XCTUnwrap(Double(media)))
+            XCTAssertNotNil(html.firstMatch(of: /data-stat="viewers.count">0</), "the viewers: \(html)")
+            XCTAssertNotNil(html.firstMatch(of: /data-stat="video.bitrate_kbps">[1-9][0-9]*</), "video bit rate: \(html)")
+        }
+        XCTAssertGreaterThan(times[1], times[0] + 1, "the values move: \(times)")
+        XCTAssertGreaterThan((try? FileManager.default.attributesOfItem(atPath: screenshot)[.size] as? Int) ?? 0, 10_000)
+    }
+
     /// The names of a process's threads (`/proc/PID/task/*/comm`).
     private func threadNames(_ pid: pid_t) -> [String] {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
