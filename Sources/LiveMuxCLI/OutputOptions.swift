@@ -51,7 +51,7 @@ struct OutputOptions {
                             machines watch (with a warning). The viewer URLs are printed at start;
                             / lists the streams, codecs and viewer counts (JSON: /?format=json);
                             a browser gets the dashboard there (also /stats, /events,
-                            /snapshot.jpg: see --http in record).
+                            /history, /snapshot.jpg: see --http in record).
     """
 
     static let maxViewersHelp = """

@@ -75,7 +75,8 @@ struct RecordCommand {
       --http HOST:PORT      serve the dashboard over HTTP, without the media: a page for a
                             browser at /, /stats (the --stats object of the last second, with
                             every output's state), /events (the same, one server-sent event a
-                            second) and /snapshot.jpg (the newest video frame; ?width=N).
+                            second), /history (the plotted fields of the last five minutes)
+                            and /snapshot.jpg (the newest video frame; ?width=N).
                             Addresses as --listen of serve: loopback unless told otherwise;
                             a bare PORT means 127.0.0.1. serve's --listen serves them too.
       -q                    no progress line, no warnings (serve: no viewer URLs); errors still show

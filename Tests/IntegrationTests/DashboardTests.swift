@@ -42,6 +42,14 @@ final class DashboardTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(viewers["count"] as? Int, 1, statsLine)
         XCTAssertEqual((viewers["streams"] as? [String: Int])?["/live.flv"], 1, statsLine)
 
+        // The plotted fields of each second so far, oldest first.
+        let history = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(body(Network.get(port: port, "/history")).utf8)) as? [[String: Any]])
+        let historyTimes = history.compactMap { $0["media_time_s"] as? Double }
+        XCTAssertEqual(historyTimes.count, history.count)
+        XCTAssertGreaterThanOrEqual(history.count, 2, "\(history)")
+        XCTAssertEqual(historyTimes, historyTimes.sorted())
+        XCTAssertNotNil((history.last?["latency_ms"] as? [String: Any])?["p99"] as? Double, "\(history)")
+
         // Read until the run ends and the server closes the stream (about 3.5 s of events).
         let stream = Network.exchange(port: port, Array("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8), timeout: 10)
         XCTAssertTrue(stream.hasPrefix("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"), stream)

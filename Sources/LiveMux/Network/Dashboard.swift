@@ -3,11 +3,13 @@ import POSIX
 
 /// What the HTTP server shows a person or a script about the recording: `/stats` (the `--stats`
 /// object of the last second, with the viewers), `/events` (the same as server-sent events, one a
-/// second), `/snapshot.jpg` (the newest video frame) and the page at `/` (`DashboardPage`).
+/// second), `/history` (the plotted fields of the last five minutes), `/snapshot.jpg` (the newest
+/// video frame) and the page at `/` (`DashboardPage`).
 ///
-/// The statistics are sampled once a second on the loop thread (a few lock rounds); the JSON is
-/// made only when someone reads it, once per sample however many do, and the JPEG only when asked,
-/// at most once a second per width. `attach` is called before the server starts; everything
+/// The statistics are sampled once a second on the loop thread (a few lock rounds, and the few
+/// plotted numbers kept: a page opened late still plots the last five minutes); the JSON is made
+/// only when someone reads it, once per sample however many do, and the JPEG only when asked, at
+/// most once a second per width. `attach` is called before the server starts; everything
 /// else belongs to the loop thread.
 final class Dashboard: @unchecked Sendable {
     private struct Sources {
@@ -20,14 +22,18 @@ final class Dashboard: @unchecked Sendable {
     private var previous: StatisticsSnapshot?
     private var nextSample = Date.distantPast
     private var line: String?
+    /// The plotted fields of each second, oldest first (`historySeconds` at most).
+    private var history: [[String: Any]] = []
     /// Pictures made, by width (0: the stream's size), with when.
     private var snapshots: [Int: (made: Date, jpeg: [UInt8])] = [:]
     /// Connections waiting for a picture, by width.
     private(set) var snapshotWaiters: [Int: [UInt64]] = [:]
     private var maker: SnapshotMaker?
 
-    static let paths: Set<String> = ["/stats", "/events", "/snapshot.jpg"]
+    static let paths: Set<String> = ["/stats", "/events", "/history", "/snapshot.jpg"]
     static let sampleSeconds = 1.0
+    /// What `/history` keeps: the page's plots span five minutes.
+    static let historySeconds = 300
     /// Event readers served at once (a page each); past it 503.
     static let maxEventReaders = 64
     /// How long a picture is served again instead of making a new one.
@@ -51,12 +57,36 @@ final class Dashboard: @unchecked Sendable {
     /// Samples the statistics once a second; true when it did (a new event is due).
     func tick(now: Date) -> Bool {
         guard now >= nextSample else { return false }
-        nextSample = max(nextSample.addingTimeInterval(Self.sampleSeconds), now)
+        // A second after the last one, or after now when the loop fell behind (or at the first).
+        let due = nextSample.addingTimeInterval(Self.sampleSeconds)
+        nextSample = due > now ? due : now.addingTimeInterval(Self.sampleSeconds)
         let statistics = sources.withLock { $0.statistics }
         previous = latest
-        latest = statistics()
+        let sample = statistics()
+        latest = sample
         line = nil
+        history.append(Self.plotted(sample.jsonObject(previous: previous)))
+        if history.count > Self.historySeconds { history.removeFirst() }
         return true
+    }
+
+    /// The fields the page plots, under their names in the stats object.
+    private static func plotted(_ o: [String: Any]) -> [String: Any] {
+        func pick(_ key: String, _ fields: [String]) -> [String: Any] {
+            (o[key] as? [String: Any] ?? [:]).filter { fields.contains($0.key) }
+        }
+        return ["elapsed_s": o["elapsed_s"] ?? 0, "media_time_s": o["media_time_s"] ?? 0, "bitrate_kbps": o["bitrate_kbps"] ?? 0,
+                "av_offset_ms": o["av_offset_ms"] ?? 0, "video": pick("video", ["bitrate_kbps"]),
+                "audio": pick("audio", ["bitrate_kbps"]), "latency_ms": pick("latency_ms", ["p99"]),
+                "network": (o["network"] as? [[String: Any]] ?? []).map { n in
+                    n.filter { ["name", "link_kbps", "backlog_ms"].contains($0.key) }
+                }]
+    }
+
+    /// `/history`: a JSON array of the plotted fields of each second, oldest first.
+    var historyJSON: String {
+        let data = (try? JSONSerialization.data(withJSONObject: history, options: [.sortedKeys])) ?? Data("[]".utf8)
+        return String(decoding: data, as: UTF8.self)
     }
 
     /// The object of the last second as one JSON line: the `--stats` object, the viewers, and

@@ -1,6 +1,6 @@
 /// The dashboard's page, served at `/` to a browser (`Accept: text/html`): one self-contained
 /// document, no external script, style or font. Its script reads `/events` (one object a second,
-/// docs/stats.schema.json), keeps the last five minutes for its plots, and refreshes
+/// docs/stats.schema.json) after `/history` (the plotted fields of the last five minutes), and refreshes
 /// `/snapshot.jpg` once a second while the tab is visible. Every live value carries
 /// `data-stat="NAME"`, its name in the schema (`latency_ms.p99` for a nested one), and script
 /// errors are written into `#errors`, so tests and scrapers read the page as a person sees it.
@@ -22,7 +22,7 @@ enum DashboardPage {
     h2 { font-size: .95em; margin: 0 0 .4em; color: #9aa4b2; font-weight: 600; }
     img#snapshot { width: 100%; background: #000; border-radius: 4px; display: block; min-height: 90px; }
     .plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 1em; }
-    canvas { width: 100%; height: 140px; display: block; }
+    canvas { width: 100%; height: 120px; display: block; }
     table { border-collapse: collapse; width: 100%; }
     td, th { text-align: left; padding: .15em .5em .15em 0; font-variant-numeric: tabular-nums; }
     th { color: #9aa4b2; font-weight: normal; }
@@ -286,12 +286,21 @@ enum DashboardPage {
     }
 
     const connection = document.getElementById("connection");
-    const events = new EventSource(url("/events"));
-    events.onmessage = e => {
-      try { show(JSON.parse(e.data)); } catch (error) { report("error: " + error); }
-      connection.textContent = "live"; connection.className = "live";
-    };
-    events.onerror = () => { connection.textContent = "disconnected, retrying…"; connection.className = "bad"; };
+    function listen() {
+      const events = new EventSource(url("/events"));
+      events.onmessage = e => {
+        const s = JSON.parse(e.data);
+        const last = history[history.length - 1];
+        if (last && s.elapsed_s <= last.elapsed_s) history.pop();  // the second /history ended with
+        show(s);
+        connection.textContent = "live"; connection.className = "live";
+      };
+      events.onerror = () => { connection.textContent = "disconnected, retrying…"; connection.className = "bad"; };
+    }
+    // The last five minutes first, so the plots are full from the start; then one event a second.
+    fetch(url("/history")).then(r => r.ok ? r.json() : []).then(points => {
+      history.push(...points.slice(-HISTORY));
+    }).catch(error => report("error: /history: " + error)).finally(listen);
 
     // The snapshot: a new one a second after the last one loaded, while the tab is visible.
     const snapshot = document.getElementById("snapshot");

@@ -240,13 +240,16 @@ final class HTTPServer: @unchecked Sendable {
         flush(c, now: now)
     }
 
-    /// `/stats`, `/events` and `/snapshot.jpg`.
+    /// `/stats`, `/events`, `/history` and `/snapshot.jpg`.
     private func routeDashboard(_ c: HTTPConnection, _ request: HTTPRequest, now: Date) {
         let headOnly = request.method == "HEAD"
         switch request.path {
         case "/stats":
             let body = dashboard.statsLine(viewers: index) + "\n"
             answer(c, HTTPResponse.text("200 OK", body: body, contentType: "application/json", extra: HTTPResponse.live, head: headOnly), now: now)
+        case "/history":
+            answer(c, HTTPResponse.text("200 OK", body: dashboard.historyJSON + "\n", contentType: "application/json",
+                                        extra: HTTPResponse.live, head: headOnly), now: now)
         case "/events":
             guard connections.subscriberCount < Dashboard.maxEventReaders else {
                 return answer(c, HTTPResponse.text("503 Service Unavailable", body: "too many event readers: at most \(Dashboard.maxEventReaders)\n", head: headOnly), now: now)
