@@ -37,6 +37,7 @@ final class Statistics: Sendable {
     func countDuplicated(_ s: StreamKind) { updateStream(s) { $0.duplicated += 1 } }
     func countTimestampRepair(_ s: StreamKind) { updateStream(s) { $0.timestampRepairs += 1 } }
     func recordLatency(_ microseconds: Int64) { updateOutputs { $0.latency.add(microseconds) } }
+    func outputStopped(_ name: String, reason: String) { updateOutputs { $0.stoppedOutputs[name] = reason } }
     func outputWrote(_ name: String, bytes: Int) { updateOutputs { $0.outputBytes[name, default: 0] += Int64(bytes) } }
     func muxed(mediaTime: Double, bytes: Int) {
         updateOutputs {

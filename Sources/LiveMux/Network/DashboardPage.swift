@@ -229,18 +229,21 @@ enum DashboardPage {
         cell(row, d.state, stateClass(d.state), "devices.state");
         cell(row, "failures " + d.failures + ", away " + format(d.away_s) + " s");
       });
+      const states = s.output_states || {};
       (s.network || []).forEach(o => {
         const row = table.insertRow();
         cell(row, o.name, null, "network.name");
         cell(row, o.state, stateClass(o.state), "network.state");
-        cell(row, format(o.link_kbps) + " kbit/s, backlog " + format(o.backlog_ms) + " ms");
+        const stopped = (states[o.name] || "").startsWith("stopped: ");
+        cell(row, stopped ? states[o.name].slice(9) : format(o.link_kbps) + " kbit/s, backlog " + format(o.backlog_ms) + " ms");
       });
-      Object.entries(s.output_bytes || {}).forEach(([name, bytes]) => {
+      Object.entries(states).forEach(([name, state]) => {
         if ((s.network || []).some(o => o.name === name)) return;
         const row = table.insertRow();
-        cell(row, name, null, "output_bytes");
-        cell(row, "writing", "live");
-        cell(row, format(bytes / 1e6) + " MB");
+        cell(row, name, null, "output_states");
+        const stopped = state.startsWith("stopped");
+        cell(row, stopped ? "stopped" : state, stopped ? "bad" : "live", "output_states");
+        cell(row, stopped ? state.slice(9) : format((s.output_bytes || {})[name] / 1e6) + " MB");
       });
     }
 
