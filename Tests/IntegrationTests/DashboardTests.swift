@@ -68,11 +68,11 @@ final class DashboardTests: TemporaryDirectoryTestCase {
     }
 
     /// `record --http`: the dashboard for a run that serves no media, loopback by default, and
-    /// not an output of its own.
+    /// not an output of its own (stopped by SIGTERM once seen: -t leaves room for a sanitizer).
     func testRecordHTTPServesTheDashboardAlone() throws {
         let port = try Network.freePort()
         let out = "\(dir)/r.flv"
-        let record = try ServingLivemux(["record", "--http", "\(port)", "-t", "3", "--size", "160x120", "-o", out], directory: dir)
+        let record = try ServingLivemux(["record", "--http", "\(port)", "-t", "6", "--size", "160x120", "-o", out], directory: dir)
         XCTAssertEqual(record.dashboardURL(), "http://127.0.0.1:\(port)/", record.stderr)
         usleep(UInt32(1_200_000 * Tools.slowdown))
         let stats = Network.get(port: port, "/stats")
@@ -81,6 +81,7 @@ final class DashboardTests: TemporaryDirectoryTestCase {
         XCTAssertGreaterThan(object["media_time_s"] as? Double ?? 0, 0, stats)
         XCTAssertEqual((object["viewers"] as? [String: Any])?["streams"] as? [String: Int], [:], stats)
         XCTAssertTrue(Network.get(port: port, "/live.flv").hasPrefix("HTTP/1.1 404"), "no media over --http")
+        record.stop()
         XCTAssertEqual(record.wait(), 0, record.stderr)
         XCTAssertFalse(record.stderr.contains("serving viewers"), record.stderr)
         XCTAssertEqual(try Tools.probe(out).streams.count, 2)

@@ -176,6 +176,9 @@ final class ServingLivemux {
 
     var stderr: String { process.stderrFile }
 
+    /// Asks it to stop gracefully (SIGTERM).
+    func stop() { process.signal(SIGTERM) }
+
     /// Waits for the end; the exit status.
     func wait() -> Int32 { process.wait()! }
 

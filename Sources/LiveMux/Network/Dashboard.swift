@@ -26,8 +26,10 @@ final class Dashboard: @unchecked Sendable {
     private var history: [[String: Any]] = []
     /// Pictures made, by width (0: the stream's size), with when.
     private var snapshots: [Int: (made: Date, jpeg: [UInt8])] = [:]
+    /// A connection waiting for a picture, and whether it asked for the head only (`HEAD`).
+    typealias SnapshotWaiter = (token: UInt64, head: Bool)
     /// Connections waiting for a picture, by width.
-    private(set) var snapshotWaiters: [Int: [UInt64]] = [:]
+    private var snapshotWaiters: [Int: [SnapshotWaiter]] = [:]
     private var maker: SnapshotMaker?
 
     static let paths: Set<String> = ["/stats", "/events", "/history", "/snapshot.jpg"]
@@ -109,18 +111,18 @@ final class Dashboard: @unchecked Sendable {
     // MARK: Snapshots
 
     /// A picture `width` wide made within the last second, else nil after asking for one
-    /// (`wake` wakes the loop when it is ready) and noting `token` as waiting for it.
-    func snapshot(width: Int, for token: UInt64, now: Date, wake: @escaping @Sendable () -> Void) -> [UInt8]? {
+    /// (`wake` wakes the loop when it is ready) and noting `waiter` as waiting for it.
+    func snapshot(width: Int, for waiter: SnapshotWaiter, now: Date, wake: @escaping @Sendable () -> Void) -> [UInt8]? {
         if let s = snapshots[width], now.timeIntervalSince(s.made) < Self.snapshotMaxAgeSeconds { return s.jpeg }
         guard let frames = sources.withLock({ $0.frames }) else { return nil }
         if maker == nil { maker = SnapshotMaker(tap: frames, wake: wake) }
         if snapshotWaiters[width] == nil { maker?.request(width: width) }
-        snapshotWaiters[width, default: []].append(token)
+        snapshotWaiters[width, default: []].append(waiter)
         return nil
     }
 
     /// The pictures made since the last call, with the connections waiting for each.
-    func finishedSnapshots(now: Date) -> [(result: SnapshotMaker.Result, waiters: [UInt64])] {
+    func finishedSnapshots(now: Date) -> [(result: SnapshotMaker.Result, waiters: [SnapshotWaiter])] {
         guard let maker else { return [] }
         // Older pictures are never served again: keep none, whatever widths were asked for.
         snapshots = snapshots.filter { now.timeIntervalSince($0.value.made) < Self.snapshotMaxAgeSeconds }

@@ -9,8 +9,8 @@ import Glibc
 /// (bounded in size and time, so a slow or malformed client holds nothing but a descriptor for
 /// a few seconds), answers, and writes every viewer's backlog as its socket takes it. Streams come
 /// from `StreamHub`s, which wake the loop when the muxer writes. The `Dashboard`'s endpoints
-/// (`/stats`, `/events`, `/snapshot.jpg`, the page at `/`) go through the same `route`. Its `HTTPListener` accepts, its
-/// `HTTPConnectionTable` holds the connections. What other threads reach lives in `control`;
+/// (`/stats`, `/events`, `/history`, `/snapshot.jpg`, the page at `/`) go through the same
+/// `route`. Its `HTTPListener` accepts, its `HTTPConnectionTable` holds the connections. What other threads reach lives in `control`;
 /// everything else belongs to the loop thread.
 final class HTTPServer: @unchecked Sendable {
     let address: ListenAddress
@@ -270,7 +270,7 @@ final class HTTPServer: @unchecked Sendable {
             guard dashboard.hasVideo else {
                 return answer(c, HTTPResponse.text("404 Not Found", body: "no video in this recording\n", head: headOnly), now: now)
             }
-            if let jpeg = dashboard.snapshot(width: width, for: c.token, now: now, wake: { [events] in events.wake() }) {
+            if let jpeg = dashboard.snapshot(width: width, for: (c.token, headOnly), now: now, wake: { [events] in events.wake() }) {
                 return answer(c, HTTPResponse.bytes("200 OK", body: jpeg, contentType: "image/jpeg", extra: HTTPResponse.live, head: headOnly), now: now)
             }
             c.wait(until: now.addingTimeInterval(Dashboard.snapshotTimeoutSeconds))
@@ -280,12 +280,14 @@ final class HTTPServer: @unchecked Sendable {
     /// Answers the requests waiting for the pictures the snapshot thread made.
     private func deliverSnapshots(now: Date) {
         for (result, waiters) in dashboard.finishedSnapshots(now: now) {
-            let bytes: [UInt8] = switch result {
-            case .jpeg(let jpeg): HTTPResponse.bytes("200 OK", body: jpeg, contentType: "image/jpeg", extra: HTTPResponse.live)
-            case .failed(let why): HTTPResponse.text("503 Service Unavailable", body: why + "\n")
-            }
-            for token in waiters {
-                if let c = connections[token], c.phase == .waiting { answer(c, bytes, now: now) }
+            for waiter in waiters {
+                guard let c = connections[waiter.token], c.phase == .waiting else { continue }
+                switch result {
+                case .jpeg(let jpeg):
+                    answer(c, HTTPResponse.bytes("200 OK", body: jpeg, contentType: "image/jpeg", extra: HTTPResponse.live, head: waiter.head), now: now)
+                case .failed(let why):
+                    answer(c, HTTPResponse.text("503 Service Unavailable", body: why + "\n", head: waiter.head), now: now)
+                }
             }
         }
     }
