@@ -145,25 +145,35 @@ final class DashboardTests: TemporaryDirectoryTestCase {
 
     /// The page in headless Chromium (scripts/browse, over the DevTools protocol): after its
     /// script ran, its values are the stream's and they move between two loads, the snapshot
-    /// loaded at the width asked, and neither the console nor the page's own error box has an
-    /// error. The second load's screenshot is kept in .build/artefacts/DashboardTests/.
+    /// loaded at the width asked and shows the SMPTE bars where the page placed it (read from the
+    /// screenshot), and neither the console nor the page's own error box has an error. The second
+    /// load's screenshot is kept in .build/artefacts/DashboardTests/.
     func testThePageWorksInChromium() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") else {
             return XCTFail("no /usr/bin/chromium: run scripts/setup --test")
         }
-        let serve = try ServingLivemux(["serve", "--listen", "127.0.0.1:0", "-t", "30", "--size", "640x360"], directory: dir)
+        let serve = try ServingLivemux(["serve", "--listen", "127.0.0.1:0", "-t", "30",
+                                        "--video", "lavfi:smptebars=size=640x360:rate=30"], directory: dir)
         let page = try XCTUnwrap(serve.dashboardURL(), serve.stderr)
         let artefacts = Tools.packageRoot.appendingPathComponent(".build/artefacts/DashboardTests").path
         try FileManager.default.createDirectory(atPath: artefacts, withIntermediateDirectories: true)
         let screenshot = "\(artefacts)/dashboard.png"
         try? FileManager.default.removeItem(atPath: screenshot)
         var times: [Double] = []
+        var picture: [String: Double] = [:]
         for load in 0..<2 {
             let dom = "\(dir)/dom\(load).html"
+            let rect = "JSON.stringify(document.getElementById('snapshot').getBoundingClientRect())"
             let browse = try Tools.run(Tools.packageRoot.appendingPathComponent("scripts/browse").path,
-                                       [page, "--seconds", "3", "--dom", dom] + (load == 1 ? ["--screenshot", screenshot] : []))
+                                       [page, "--seconds", "3", "--dom", dom, "--eval", rect] + (load == 1 ? ["--screenshot", screenshot] : []))
             XCTAssertEqual(browse.status, 0, browse.stderr)
-            XCTAssertEqual(browse.stdoutText, "", "console messages or script errors")
+            var lines = browse.stdoutText.split(separator: "\n").map(String.init)
+            let placed = try XCTUnwrap(lines.first { $0.hasPrefix("eval: ") }, browse.stdoutText)
+            lines.removeAll { $0 == placed }
+            XCTAssertEqual(lines, [], "console messages or script errors")
+            // The value is the JSON text of a string holding the rectangle's JSON.
+            let rectText = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(placed.dropFirst(6).utf8), options: .fragmentsAllowed) as? String)
+            picture = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(rectText.utf8)) as? [String: Double], rectText)
             let html = try String(contentsOfFile: dom, encoding: .utf8)
             XCTAssertTrue(html.contains(#"<pre id="errors"></pre>"#), "the page's error box: \(html)")
             XCTAssertTrue(html.contains(#"data-natural-width="640""#), "the snapshot loaded: \(html)")
@@ -171,10 +181,25 @@ final class DashboardTests: TemporaryDirectoryTestCase {
             let media = try XCTUnwrap(html.firstMatch(of: /data-stat="media_time_s">([0-9.]+)</)?.1, html)
             times.append(try XCTUnwrap(Double(media)))
             XCTAssertNotNil(html.firstMatch(of: /data-stat="viewers.count">0</), "the viewers: \(html)")
-            XCTAssertNotNil(html.firstMatch(of: /data-stat="video.bitrate_kbps">[1-9][0-9]*</), "video bit rate: \(html)")
+            let videoRate = html.firstMatch(of: /data-stat="video.bitrate_kbps">([0-9.]+)</).flatMap { Double($0.1) }
+            XCTAssertGreaterThan(videoRate ?? 0, 0, "video bit rate: \(html)")
         }
         XCTAssertGreaterThan(times[1], times[0] + 1, "the values move: \(times)")
-        XCTAssertGreaterThan((try? FileManager.default.attributesOfItem(atPath: screenshot)[.size] as? Int) ?? 0, 10_000)
+
+        // The snapshot as the browser drew it: the seven bars' colours across the picture's top.
+        let shot = try Tools.run("ffmpeg", ["-v", "error", "-i", screenshot, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]).stdout
+        let shotWidth = 1280  // scripts/browse's default --size 1280x900
+        XCTAssertEqual(shot.count, shotWidth * 900 * 3, "the screenshot: \(screenshot)")
+        let (left, top, width, height) = (picture["x"] ?? 0, picture["y"] ?? 0, picture["width"] ?? 0, picture["height"] ?? 0)
+        XCTAssertGreaterThan(width, 300, "\(picture)")
+        let bars: [[Int]] = [[191, 191, 191], [191, 191, 0], [0, 191, 191], [0, 191, 0], [191, 0, 191], [191, 0, 0], [0, 0, 191]]
+        for (i, expected) in bars.enumerated() {
+            let x = Int(left + width * Double(2 * i + 1) / 14), y = Int(top + height / 4)
+            let at = (y * shotWidth + x) * 3
+            guard at + 2 < shot.count else { return XCTFail("\(x),\(y) is off the screenshot") }
+            let got = (0..<3).map { Int(shot[at + $0]) }
+            for c in 0..<3 { XCTAssertEqual(got[c], expected[c], accuracy: 30, "bar \(i) at \(x),\(y) of \(screenshot): \(got)") }
+        }
     }
 
     /// The names of a process's threads (`/proc/PID/task/*/comm`).
