@@ -11,4 +11,6 @@ public protocol LiveJob: AnyObject, Sendable {
     var statisticsSnapshot: StatisticsSnapshot { get }
     /// With live viewers: the URLs they open (with the port bound, if 0 was asked for).
     var viewerURLs: [String] { get }
+    /// With an HTTP server (`--listen`, `--http`): the dashboard's page.
+    var dashboardURL: String? { get }
 }

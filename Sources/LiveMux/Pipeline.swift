@@ -26,15 +26,22 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     private let outputNames: [String]
     private let timeline: Timeline
     private var stopSignal: StopSignal { session.stopSignal }
-    private let statistics = Statistics()
+    private let statistics: Statistics
     private let adaptive: AdaptiveBitrate?
     private let videoBitRate: Int
     private var started = false
 
     /// - Parameter report: receives warnings (an output that stopped while others go on).
     public init(_ config: RecordConfiguration, quiet: Bool = false,
-                report: @escaping @Sendable (String) -> Void = { _ in }) throws {
+                report given: @escaping @Sendable (String) -> Void = { _ in }) throws {
         try Self.validate(config)
+        let statistics = Statistics()
+        self.statistics = statistics
+        // Every warning is also kept, for `--stats` and the dashboard.
+        let report: @Sendable (String) -> Void = { message in
+            statistics.warned(message)
+            given(message)
+        }
         let wantVideo = config.recordVideo, wantAudio = config.recordAudio
         var kinds: [StreamKind] = []
         if wantVideo { kinds.append(.video) }
@@ -47,7 +54,6 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         // Unpaced, nobody waits for a packet: the mux thread is woken once per batch, not per
         // packet, and so takes a core from the video encoder less often.
         let unpaced = !sources.contains { $0.isLive || $0.isPaced }
-        let statistics = self.statistics
         let adaptive = Self.adaptiveBitrate(config, report: report)
         var outputs = config.outputs
         outputs.sendBufferBytes = Self.sendBufferBytes(config)
@@ -77,8 +83,10 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
                               statistics: statistics, quiet: quiet)
             }
         } ?? []
+        // Frames for the dashboard's snapshot, when there is a dashboard.
+        let frames = wantVideo && config.outputs.listen != nil ? FrameTap() : nil
         let video = videoFormat.map { VideoEncoder(format: $0, lanes: lanes, timeline: timeline, statistics: statistics, duration: config.duration,
-                                                   segments: config.outputs.segments) }
+                                                   segments: config.outputs.segments, frames: frames) }
         let audio = try audioFormat.map {
             try AudioEncoder(settings: config.audio, format: $0, timeline: timeline, queues: queues, statistics: statistics, duration: config.duration)
         }
@@ -115,6 +123,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         self.timeline = timeline
         self.adaptive = adaptive
         videoBitRate = wantVideo ? config.video.bitRate : 0
+        // Weak: the session's server holds this closure, and the pipeline holds the session.
+        session.attachDashboard(statistics: { [weak self] in self?.statisticsSnapshot ?? StatisticsSnapshot() }, frames: frames)
     }
 
     /// Frames a live video device may get ahead of its encoder (a quarter second at 30 fps; at
@@ -184,6 +194,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
 
     /// `livemux serve`: the URLs viewers can open (with the port bound, if 0 was asked for).
     public var viewerURLs: [String] { session.viewerURLs }
+    public var dashboardURL: String? { session.dashboardURL }
 
     public var statisticsSnapshot: StatisticsSnapshot {
         var s = statistics.snapshot

@@ -37,12 +37,24 @@ final class Statistics: Sendable {
     func countDuplicated(_ s: StreamKind) { updateStream(s) { $0.duplicated += 1 } }
     func countTimestampRepair(_ s: StreamKind) { updateStream(s) { $0.timestampRepairs += 1 } }
     func recordLatency(_ microseconds: Int64) { updateOutputs { $0.latency.add(microseconds) } }
+    func outputStopped(_ name: String, reason: String) { updateOutputs { $0.stoppedOutputs[name] = reason } }
     func outputWrote(_ name: String, bytes: Int) { updateOutputs { $0.outputBytes[name, default: 0] += Int64(bytes) } }
     func segmentClosed(_ record: SegmentRecord) { updateOutputs { $0.segments.append(record) } }
     func muxed(mediaTime: Double, bytes: Int) {
         updateOutputs {
             $0.mediaTime = max($0.mediaTime, mediaTime)
             $0.bytesOut += Int64(bytes)
+        }
+    }
+
+    /// Warnings kept for `--stats` and the dashboard: enough for a page to show a burst.
+    static let recentWarnings = 20
+
+    func warned(_ message: String) {
+        let elapsed = Double(Timestamp.monotonicMicroseconds() - started) / 1e6
+        updateOutputs { s in
+            s.warnings.append(RecentWarning(elapsed: elapsed, message: message))
+            if s.warnings.count > Self.recentWarnings { s.warnings.removeFirst() }
         }
     }
 

@@ -153,6 +153,7 @@ public enum CLI {
         if !quiet && !job.viewerURLs.isEmpty {
             Terminal.write("serving viewers at \(job.viewerURLs.joined(separator: " and "))\n")
         }
+        if !quiet, let dashboard = job.dashboardURL { Terminal.write("dashboard at \(dashboard)\n") }
         let signals = SignalHandling(onFirst: job.stop) {
             guard let segments else {
                 if !quiet { Terminal.warning("SIGUSR1 cuts segments, and no output is segmented (give --segment-time or --segment-size)") }

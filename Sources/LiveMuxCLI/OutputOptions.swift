@@ -81,7 +81,9 @@ struct OutputOptions {
                             PORT (8080 or :8080) means 127.0.0.1; port 0 picks a free one.
                             Loopback unless told otherwise: 0.0.0.0:8080 or [::]:8080 let other
                             machines watch (with a warning). The viewer URLs are printed at start;
-                            / lists the streams, codecs and viewer counts (JSON: /?format=json).
+                            / lists the streams, codecs and viewer counts (JSON: /?format=json);
+                            a browser gets the dashboard there (also /stats, /events,
+                            /history, /snapshot.jpg: see --http in record).
     """
 
     static let viewerHelp = """
@@ -153,18 +155,26 @@ struct OutputOptions {
             }
             outputs.viewerAccess = access
         case "--listen" where listen:
-            let v = try reader.value(for: option)
-            guard let address = ListenAddress.parse(v) else {
-                throw UsageError("--listen takes [HOST:]PORT, such as 127.0.0.1:8080, localhost:8080, [::1]:8080 or 8080, not '\(v)'")
-            }
-            if !address.isLoopback {
-                warnings.append("--listen \(address.description) is not loopback: anyone who can reach this machine can watch (use 127.0.0.1 to keep it local)")
-            }
-            outputs.listen = address
+            outputs.listen = try address(option.name, try reader.value(for: option))
+        case "--http" where !listen:
+            // The dashboard alone: a push-only run can be watched, and nothing is streamed.
+            outputs.listen = try address(option.name, try reader.value(for: option))
+            outputs.servesViewers = false
         default:
             return false
         }
         return true
+    }
+
+    /// The address of `--listen` or `--http`, with a warning when it is not loopback.
+    private mutating func address(_ option: String, _ v: String) throws -> ListenAddress {
+        guard let address = ListenAddress.parse(v) else {
+            throw UsageError("\(option) takes [HOST:]PORT, such as 127.0.0.1:8080, localhost:8080, [::1]:8080 or 8080, not '\(v)'")
+        }
+        if !address.isLoopback {
+            warnings.append("\(option) \(address.description) is not loopback: anyone who can reach this machine can watch (use 127.0.0.1 to keep it local)")
+        }
+        return address
     }
 
     /// Listens where `serve` does unless `--listen` says otherwise.
@@ -180,7 +190,9 @@ struct OutputOptions {
     /// stdout twice, a directory, a file that is also an input (`inputs`: paths), one file named
     /// twice, one that exists without -y.
     mutating func finish(inputs: [String]) throws {
-        guard !named.isEmpty || outputs.listen != nil else { throw UsageError("no output: give -o FILE, -o - for stdout, or a URL") }
+        guard !named.isEmpty || (outputs.listen != nil && outputs.servesViewers) else {
+            throw UsageError("no output: give -o FILE, -o - for stdout, or a URL")
+        }
         if tlsCAFileGiven && outputs.tls.insecure {
             throw UsageError("--tls-ca-file and --tls-insecure contradict each other: give --tls-ca-file to check against a private CA, or --tls-insecure to not check")
         }

@@ -69,6 +69,13 @@ struct RecordCommand {
                             p50/p95/p99, bytes per output) to FILE, or to stderr with -; the
                             last line ("final": true) covers the whole run. Each field names
                             its unit (media_time_s, latency_ms…): docs/stats.schema.json
+      --http HOST:PORT      serve the dashboard over HTTP, without the media: a page for a
+                            browser at /, /stats (the --stats object of the last second, with
+                            every output's state), /events (the same, one server-sent event a
+                            second), /history (the plotted fields of the last five minutes)
+                            and /snapshot.jpg (the newest video frame; ?width=N).
+                            Addresses as --listen of serve: loopback unless told otherwise;
+                            a bare PORT means 127.0.0.1. serve's --listen serves them too.
       -q                    no progress line, no warnings (serve: no viewer URLs); errors still show
       -v                    also show FFmpeg's own log
       -h, --help            this help

@@ -155,19 +155,29 @@ final class ServingLivemux {
     }
 
     /// The URLs of the "serving viewers at URL and URL" line, once it is printed (nil after 10 s).
-    func viewerURLs() -> [String]? {
-        let prefix = "serving viewers at "
+    func viewerURLs() -> [String]? { printed("serving viewers at ")?.components(separatedBy: " and ") }
+
+    /// The page of the "dashboard at URL" line, once it is printed (nil after 10 s).
+    func dashboardURL() -> String? { printed("dashboard at ") }
+
+    /// The rest of the first stderr line that starts with `prefix`, once it is printed (nil after 10 s).
+    func printed(_ prefix: String) -> String? {
         let deadline = Date().addingTimeInterval(10)
         while Date() < deadline {
             if let line = stderr.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) {
-                return line.dropFirst(prefix.count).components(separatedBy: " and ")
+                return String(line.dropFirst(prefix.count))
             }
             usleep(50_000)
         }
         return nil
     }
 
+    var pid: pid_t { process.pid }
+
     var stderr: String { process.stderrFile }
+
+    /// Asks it to stop gracefully (SIGTERM).
+    func stop() { process.signal(SIGTERM) }
 
     /// Waits for the end; the exit status.
     func wait() -> Int32 { process.wait()! }

@@ -51,6 +51,24 @@ final class StatsSchemaTests: TemporaryDirectoryTestCase {
                        "the container's bit rate over the whole run, not 0")
     }
 
+    /// Each output's state: a URL output given up while the file goes on is `stopped:` with the
+    /// reason, in the lines after it stopped, and its connection `given up` under `network`.
+    func testAnOutputThatStoppedShowsInTheStates() throws {
+        let stats = "\(dir)/s.jsonl", out = "\(dir)/s.flv"
+        let url = "tcp://127.0.0.1:\(try Network.freePort())"
+        let r = try Tools.livemux(["record", "-q", "-t", "2.5", "--size", "160x120", "--reconnect-attempts", "0",
+                                   "--stats", stats, "-o", out, "-o", url])
+        XCTAssertEqual(r.status, 1, r.stderr)
+        let check = try validate(stats)
+        XCTAssertEqual(check.status, 0, check.stdoutText + check.stderr)
+        let last = try XCTUnwrap(try TimingTests.statsLines(stats).last)
+        let states = try XCTUnwrap(last["output_states"] as? [String: String], "\(last)")
+        XCTAssertEqual(states[out], "writing")
+        XCTAssertTrue(states[url]?.hasPrefix("stopped: ") == true, "\(states)")
+        let network = try XCTUnwrap((last["network"] as? [[String: Any]])?.first)
+        XCTAssertEqual(network["state"] as? String, "given up", "\(network)")
+    }
+
     /// The validator is real: the old field names fail it.
     func testTheSchemaRejectsUnnamedUnits() throws {
         let stats = "\(dir)/old.jsonl"

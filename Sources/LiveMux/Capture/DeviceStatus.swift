@@ -57,7 +57,8 @@ final class DeviceStatus: Sendable {
         state.withLock { s in
             DeviceSnapshot(name: name, clock: s.clock?.rawValue ?? "none yet", delayMs: (s.delay ?? 0) / 1000,
                            failures: s.failures, reopenings: s.reopenings, awaySeconds: s.away,
-                           audioFilledSeconds: s.filledSeconds, videoFilledFrames: s.filledFrames)
+                           audioFilledSeconds: s.filledSeconds, videoFilledFrames: s.filledFrames,
+                           state: s.isLeftOut ? "left out" : s.isAway ? "reopening" : "live")
         }
     }
 }
@@ -76,4 +77,6 @@ public struct DeviceSnapshot: Sendable, Equatable {
     public var awaySeconds = 0.0
     /// Seconds of silence and repeated video frames that filled its gaps.
     public var audioFilledSeconds = 0.0, videoFilledFrames = 0
+    /// "live", or "reopening" while it is away (its last frame or silence recorded in its place).
+    public var state = "live"
 }

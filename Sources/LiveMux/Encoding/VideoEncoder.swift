@@ -11,6 +11,8 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
     private let lanes: [VideoLane]
     private let timeline: Timeline
     private let statistics: Statistics
+    /// The dashboard's snapshot takes a frame from here when it wants one.
+    private let frames: FrameTap?
     private var scaler: Scaler?
     private let frameLimit: Int64?
     private var lastPTS: Int64 = -1
@@ -24,9 +26,10 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
     private var lastClockPeriod: Int64?
 
     init(format: VideoFormat, lanes: [VideoLane], timeline: Timeline, statistics: Statistics, duration: Double?,
-         segments: SegmentPlan? = nil) {
+         segments: SegmentPlan? = nil, frames: FrameTap? = nil) {
         self.format = format
         self.segments = segments
+        self.frames = frames
         self.lanes = lanes
         self.timeline = timeline
         self.statistics = statistics
@@ -76,6 +79,7 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
             }
             input = try scaler!.scale(frame)
         }
+        frames?.offer(input)
         lanes.forEach { $0.followBitRate() }
         for slot in firstSlot...pts {
             if slot < pts { statistics.countDuplicated(.video) }

@@ -268,6 +268,7 @@ public final class FileMuxJob: LiveJob, @unchecked Sendable {
 
     /// With `--listen`: the URLs viewers can open (with the port bound, if 0 was asked for).
     public var viewerURLs: [String] { session.viewerURLs }
+    public var dashboardURL: String? { session.dashboardURL }
 
     /// Counters for the progress line.
     public var statisticsSnapshot: StatisticsSnapshot { muxer.statisticsSnapshot }

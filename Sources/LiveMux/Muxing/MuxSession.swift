@@ -95,7 +95,8 @@ final class MuxSession: @unchecked Sendable {
         outputNames = outputs.destinations.map(\.destination.description) + (extraRoute?.sinks.map(\.name) ?? [])
         server = try outputs.listen.map { address in
             try HTTPServer(address: address, routes: Dictionary(uniqueKeysWithValues: hubs.map { ($0.name, $0) }),
-                           maxViewers: outputs.maxViewers, access: outputs.viewerAccess)
+                           maxViewers: outputs.maxViewers, access: outputs.viewerAccess,
+                           dashboard: Dashboard(statistics: { statistics.snapshot }))
         }
         if let warning = server?.warning { report(warning) }
         // Last, create the files: nothing is written unless everything before succeeded.
@@ -173,6 +174,14 @@ final class MuxSession: @unchecked Sendable {
 
     /// `livemux serve`: the URLs viewers can open (with the port bound, if 0 was asked for).
     var viewerURLs: [String] { server?.viewerURLs ?? [] }
+
+    /// The dashboard's page, when the session serves (`--listen`, `--http`).
+    var dashboardURL: String? { server.map { "http://\($0.address.description)/" } }
+
+    /// Gives the dashboard the whole recording's statistics and its video frames (before `start`).
+    func attachDashboard(statistics: @escaping @Sendable () -> StatisticsSnapshot, frames: FrameTap?) {
+        server?.dashboard.attach(statistics: statistics, frames: frames)
+    }
 
     /// The mux thread's first failure, so far (a producer reads it once the queue refused it).
     var muxFailure: Error? { muxThread?.failure }

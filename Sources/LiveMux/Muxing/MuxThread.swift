@@ -157,6 +157,7 @@ final class MuxThread: @unchecked Sendable {
         // Network sinks' errors start with their (masked) name: say it once.
         if reason.hasPrefix(sink.name + ": ") { reason.removeFirst(sink.name.count + 2) }
         stoppedOutputs[sink.name] = reason
+        statistics.outputStopped(sink.name, reason: reason)
         let lastOne = outputs.allSatisfy { $0.sinks.isEmpty }
         if !lastOne || !primary { report("output \(sink.name) stopped: \(reason)") }
         if lastOne {

@@ -32,7 +32,7 @@ struct OutputGraph: Equatable {
             writers[index(spec.format, seekable)].destinations.append(i)
         }
         if let c = callerSinks { writers[index(c.format, c.seekable)].callerSinks = true }
-        if outputs.listen != nil {
+        if outputs.listen != nil && outputs.servesViewers {
             for format in ContainerFormat.allCases { writers[index(format, false)].viewers = true }
         }
     }

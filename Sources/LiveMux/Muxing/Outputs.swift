@@ -8,6 +8,9 @@ public struct Outputs: Sendable {
     public var destinations: [OutputSpec] = []
     /// Where the HTTP server for live viewers listens (nil: no server).
     public var listen: ListenAddress?
+    /// Whether that server streams to viewers (`/live.flv`, `/live.asf`); false: it shows only
+    /// the dashboard (`record --http`).
+    public var servesViewers = true
     /// How network outputs retry after a failure.
     public var reconnect = ReconnectPolicy()
     /// Chunks each network output or HTTP viewer holds before dropping video (see OutputQueue).
@@ -49,7 +52,7 @@ public struct Outputs: Sendable {
     }
 
     /// Whether some output is not a URL: a file, stdout or live viewers.
-    var hasLocalOutput: Bool { listen != nil || destinations.contains { !$0.destination.isNetwork } }
+    var hasLocalOutput: Bool { (listen != nil && servesViewers) || destinations.contains { !$0.destination.isNetwork } }
 
     /// The warning for HEVC carried as Enhanced RTMP to rtmp(s):// outputs, else nil. FFmpeg 5.1's
     /// RTMP client announces no Enhanced RTMP capabilities in `connect`, so no server is known to
@@ -68,7 +71,7 @@ public struct Outputs: Sendable {
     /// Refuses what cannot work, with a message that says what would.
     func validate() throws {
         if !(maxLatency > 0) { throw LiveMuxError.invalid("--max-latency must be more than 0 seconds") }
-        if destinations.isEmpty && listen == nil { throw LiveMuxError.invalid("no output: give -o FILE or -o -") }
+        if destinations.isEmpty && (listen == nil || !servesViewers) { throw LiveMuxError.invalid("no output: give -o FILE or -o -") }
         for o in destinations {
             guard case .network(let url) = o.destination else { continue }
             // libavformat's protocols print the URLs they open: keep the secrets out of its log.

@@ -7,9 +7,11 @@ import Glibc
 /// One client socket on the server's event loop (non-blocking, edge-triggered), through its
 /// phases: reading the request head (bounded in size, and in time by `deadline`), writing an
 /// answer, then either lingering until the client closes (so the answer is not lost to a reset
-/// over request bytes never read) or, for a stream, being a viewer.
+/// over request bytes never read) or, for a stream, being a viewer. A request whose answer is
+/// being made elsewhere (a snapshot) waits; an `/events` reader is subscribed: it gets an event
+/// when its socket took the last one, and misses it otherwise.
 final class HTTPConnection {
-    enum Phase { case reading, answering, lingering, viewing }
+    enum Phase { case reading, waiting, answering, lingering, viewing, subscribed }
     enum Read: Equatable { case waiting, head([UInt8]), bad, closed }
 
     let fd: Int32
@@ -86,6 +88,31 @@ final class HTTPConnection {
         self.fanOut = fanOut
     }
 
+    /// Waits for an answer made elsewhere until `deadline`.
+    func wait(until deadline: Date) {
+        phase = .waiting
+        self.deadline = deadline
+    }
+
+    /// Becomes an event reader: the head goes first, then `offer`ed events.
+    func subscribe(_ head: [UInt8]) {
+        output = head
+        outputSent = 0
+        phase = .subscribed
+    }
+
+    /// Queues an event for a reader whose socket took everything before; false (the event is
+    /// dropped) when it has not, so a slow reader holds one event at most.
+    func offer(_ event: [UInt8]) -> Bool {
+        guard outputSent >= output.count else { return false }
+        output = event
+        outputSent = 0
+        return true
+    }
+
+    /// Viewers and event readers stay until they leave; the others have a deadline.
+    var isLongLived: Bool { phase == .viewing || phase == .subscribed }
+
     /// Writes what is pending without blocking; `.finished` when an answer is all written (the
     /// connection then lingers) or a viewer's stream has ended.
     func flush(now: Date) -> StreamViewer.Flush {
@@ -101,6 +128,7 @@ final class HTTPConnection {
         }
         if !output.isEmpty { output = [] }
         if let viewer { return viewer.flush() }
+        if phase == .subscribed { return .idle }
         if phase == .answering {
             // Fails only once the peer is gone (ENOTCONN), which the lingering read then sees.
             _ = shutdown(fd, Int32(SHUT_WR))

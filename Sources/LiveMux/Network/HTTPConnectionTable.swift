@@ -14,6 +14,8 @@ final class HTTPConnectionTable {
     private var pendingHead = 0
     private var pendingCount = 0
     private(set) var viewerCount = 0
+    /// `/events` readers.
+    private(set) var subscriberCount = 0
     private var nextToken: UInt64 = 1
 
     /// Connections still sending their request (or being answered); past it the oldest is dropped.
@@ -58,7 +60,7 @@ final class HTTPConnectionTable {
         while pendingHead < pendingOrder.count {
             let token = pendingOrder[pendingHead]
             pendingHead += 1
-            if let c = connections[token], c.phase != .viewing {
+            if let c = connections[token], !c.isLongLived {
                 close(c)
                 return true
             }
@@ -71,6 +73,8 @@ final class HTTPConnectionTable {
         if c.phase == .viewing {
             c.fanOut?.remove(c.token)
             viewerCount -= 1
+        } else if c.phase == .subscribed {
+            subscriberCount -= 1
         } else {
             pendingCount -= 1
         }
@@ -83,9 +87,15 @@ final class HTTPConnectionTable {
         viewerCount += 1
     }
 
+    /// A pending connection became an event reader.
+    func becameSubscriber() {
+        pendingCount -= 1
+        subscriberCount += 1
+    }
+
     /// Forgets the viewers and closed connections at the front of the pending order.
     func compact() {
-        while pendingHead < pendingOrder.count, (connections[pendingOrder[pendingHead]]?.phase ?? .viewing) == .viewing {
+        while pendingHead < pendingOrder.count, connections[pendingOrder[pendingHead]]?.isLongLived ?? true {
             pendingHead += 1
         }
         if pendingHead > 1024 && pendingHead * 2 > pendingOrder.count {

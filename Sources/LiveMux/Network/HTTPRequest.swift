@@ -18,6 +18,14 @@ struct HTTPRequest: Equatable {
         query.split(separator: "&").contains("format=json") || accept.lowercased().contains("application/json")
     }
 
+    /// Whether a browser asked for a page (`Accept: text/html`), and not for JSON.
+    var wantsHTML: Bool { !wantsJSON && accept.lowercased().contains("text/html") }
+
+    /// The value of `name=` in the query (the first), nil when absent.
+    func queryValue(_ name: String) -> String? {
+        query.split(separator: "&").first { $0.hasPrefix(name + "=") }.map { String($0.dropFirst(name.count + 1)) }
+    }
+
     /// Parses the request line of a head (`GET /live.flv HTTP/1.1`) and the headers above; nil
     /// when the request line is malformed.
     static func parse(_ head: [UInt8]) -> HTTPRequest? {

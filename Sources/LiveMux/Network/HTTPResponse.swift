@@ -22,10 +22,21 @@ enum HTTPResponse {
 
     /// A complete answer; a HEAD request gets the same head without the body.
     static func text(_ status: String, body: String, contentType: String = "text/plain", extra: String = "", head: Bool = false) -> [UInt8] {
-        let text = "HTTP/1.1 \(status)\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.utf8.count)\r\n"
-            + "\(extra)Connection: close\r\n\r\n\(head ? "" : body)"
-        return Array(text.utf8)
+        bytes(status, body: Array(body.utf8), contentType: contentType, extra: extra, head: head)
     }
+
+    /// A complete answer with a body of any bytes (a JPEG).
+    static func bytes(_ status: String, body: [UInt8], contentType: String, extra: String = "", head: Bool = false) -> [UInt8] {
+        let text = "HTTP/1.1 \(status)\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.count)\r\n"
+            + "\(extra)Connection: close\r\n\r\n"
+        return Array(text.utf8) + (head ? [] : body)
+    }
+
+    /// What the dashboard's answers add: they change every second, and other origins may read them.
+    static let live = "Cache-Control: no-cache\r\n\(allowOrigin)"
+
+    /// The head of `/events` (server-sent events): the body goes on until either side closes.
+    static let eventStreamHead = Array("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\(live)Connection: close\r\n\r\n".utf8)
 
     /// The head of a stream: HTTP/1.1 clients get chunked transfer coding, so the end of the stream
     /// is a clean end for them; HTTP/1.0 ones read until the connection closes.

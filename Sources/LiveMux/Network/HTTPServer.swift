@@ -8,8 +8,9 @@ import Glibc
 /// viewers from one event-loop thread (epoll, `EventPoll`): it accepts, reads each request head
 /// (bounded in size and time, so a slow or malformed client holds nothing but a descriptor for
 /// a few seconds), answers, and writes every viewer's backlog as its socket takes it. Streams come
-/// from `StreamHub`s, which wake the loop when the muxer writes. Its `HTTPListener` accepts, its
-/// `HTTPConnectionTable` holds the connections. What other threads reach lives in `control`;
+/// from `StreamHub`s, which wake the loop when the muxer writes. The `Dashboard`'s endpoints
+/// (`/stats`, `/events`, `/history`, `/snapshot.jpg`, the page at `/`) go through the same
+/// `route`. Its `HTTPListener` accepts, its `HTTPConnectionTable` holds the connections. What other threads reach lives in `control`;
 /// everything else belongs to the loop thread.
 final class HTTPServer: @unchecked Sendable {
     let address: ListenAddress
@@ -18,6 +19,7 @@ final class HTTPServer: @unchecked Sendable {
     let access: ViewerAccess?
     /// Said once at start when the descriptor limit cannot hold `maxViewers` viewers.
     let warning: String?
+    let dashboard: Dashboard
     private let fanOuts: [String: StreamFanOut]
     private let listener: HTTPListener
     private let events: EventPoll
@@ -34,6 +36,8 @@ final class HTTPServer: @unchecked Sendable {
     private let connections: HTTPConnectionTable
     private var nextExpiry = Date()
     private var scratch = [UInt8](repeating: 0, count: 16 << 10)
+    /// `/events` readers, by token (closed ones are dropped when next published to).
+    private var subscribers: Set<UInt64> = []
 
     static let defaultMaxViewers = 1000
     /// Descriptors the rest of the process needs (files, devices, pipes).
@@ -44,9 +48,11 @@ final class HTTPServer: @unchecked Sendable {
 
     /// Binds and listens (so a busy port fails before anything is recorded); `start` runs the loop.
     /// `address` is then the one bound: port 0 becomes the port the kernel chose.
-    init(address: ListenAddress, routes: [String: StreamHub], maxViewers: Int = defaultMaxViewers, access: ViewerAccess? = nil) throws {
+    init(address: ListenAddress, routes: [String: StreamHub], maxViewers: Int = defaultMaxViewers, access: ViewerAccess? = nil,
+         dashboard: Dashboard = Dashboard(statistics: { StatisticsSnapshot() })) throws {
         self.maxViewers = maxViewers
         self.access = access
+        self.dashboard = dashboard
         fanOuts = routes.mapValues { StreamFanOut(hub: $0) }
         let limit = FileLimit.raiseToHard()
         let needed = maxViewers + HTTPConnectionTable.maxPendingConnections + Self.reservedDescriptors
@@ -116,6 +122,7 @@ final class HTTPServer: @unchecked Sendable {
 
     private func run() {
         defer {
+            dashboard.stop()
             for fan in fanOuts.values { fan.hub.attach(wake: nil) }
             for c in connections.all { connections.close(c) }
             for fan in fanOuts.values { fan.reportDrainedIfDone() }
@@ -137,6 +144,8 @@ final class HTTPServer: @unchecked Sendable {
                 }
             }
             distribute(now: now)  // cheap when nothing is new; so no wake can be missed
+            deliverSnapshots(now: now)
+            if dashboard.tick(now: now) { publish(now: now) }
             if now >= nextExpiry { expire(now: now) }
         }
     }
@@ -161,6 +170,8 @@ final class HTTPServer: @unchecked Sendable {
     private func handle(_ event: EventPoll.Event, now: Date) {
         guard let c = connections[event.token] else { return }
         switch c.phase {
+        case .waiting:
+            if event.failed { connections.close(c) }  // else its answer comes from `deliverSnapshots`
         case .reading:
             switch c.readRequest(&scratch) {
             case .waiting: if event.failed { connections.close(c) }
@@ -172,7 +183,7 @@ final class HTTPServer: @unchecked Sendable {
             if event.failed { connections.close(c) } else if event.writable { flush(c, now: now) }
         case .lingering:
             if c.drain(&scratch) { connections.close(c) }
-        case .viewing:
+        case .viewing, .subscribed:
             // A viewer sends nothing after its request: an end or an error means it left.
             if event.failed || (event.readable && c.drain(&scratch)) { connections.close(c) } else if event.writable { flush(c, now: now) }
         }
@@ -205,13 +216,18 @@ final class HTTPServer: @unchecked Sendable {
                                                head: headOnly), now: now)
         }
         // A browser's CORS preflight; one for an unknown path gets the 404 below.
-        if request.method == "OPTIONS" && (request.path == "/" || fanOuts[request.path] != nil) {
+        if request.method == "OPTIONS" && (request.path == "/" || fanOuts[request.path] != nil || Dashboard.paths.contains(request.path)) {
             return answer(c, HTTPResponse.preflight(requestedHeaders: request.requestedHeaders), now: now)
         }
         guard request.method == "GET" || headOnly || request.method == "OPTIONS" else {
             return answer(c, HTTPResponse.text("405 Method Not Allowed", body: "only GET, HEAD and OPTIONS\n",
                                                extra: "Allow: \(HTTPResponse.methods)\r\n"), now: now)
         }
+        if request.path == "/" && request.wantsHTML {
+            return answer(c, HTTPResponse.text("200 OK", body: DashboardPage.html, contentType: "text/html; charset=utf-8",
+                                               extra: "Cache-Control: no-cache\r\n", head: headOnly), now: now)
+        }
+        if Dashboard.paths.contains(request.path) { return routeDashboard(c, request, now: now) }
         if request.path == "/" {
             let index = self.index
             let (body, type) = request.wantsJSON ? (index.json, "application/json") : (index.text, "text/plain; charset=utf-8")
@@ -233,6 +249,71 @@ final class HTTPServer: @unchecked Sendable {
         c.view(streamHead, viewer: viewer, of: fan)
         connections.becameViewer()
         flush(c, now: now)
+    }
+
+    /// `/stats`, `/events`, `/history` and `/snapshot.jpg`.
+    private func routeDashboard(_ c: HTTPConnection, _ request: HTTPRequest, now: Date) {
+        let headOnly = request.method == "HEAD"
+        switch request.path {
+        case "/stats":
+            let body = dashboard.statsLine(viewers: index) + "\n"
+            answer(c, HTTPResponse.text("200 OK", body: body, contentType: "application/json", extra: HTTPResponse.live, head: headOnly), now: now)
+        case "/history":
+            answer(c, HTTPResponse.text("200 OK", body: dashboard.historyJSON + "\n", contentType: "application/json",
+                                        extra: HTTPResponse.live, head: headOnly), now: now)
+        case "/events":
+            guard connections.subscriberCount < Dashboard.maxEventReaders else {
+                return answer(c, HTTPResponse.text("503 Service Unavailable", body: "too many event readers: at most \(Dashboard.maxEventReaders)\n", head: headOnly), now: now)
+            }
+            if headOnly { return answer(c, HTTPResponse.eventStreamHead, now: now) }
+            c.subscribe(HTTPResponse.eventStreamHead + dashboard.event(viewers: index))
+            connections.becameSubscriber()
+            subscribers.insert(c.token)
+            flush(c, now: now)
+        default:  // "/snapshot.jpg"
+            var width = 0
+            if let given = request.queryValue("width") {
+                guard let w = Int(given), Dashboard.snapshotWidths.contains(w) else {
+                    return answer(c, HTTPResponse.text("400 Bad Request", body: "width takes \(Dashboard.snapshotWidths.lowerBound) to \(Dashboard.snapshotWidths.upperBound) pixels, not '\(given)'\n", head: headOnly), now: now)
+                }
+                width = w
+            }
+            guard dashboard.hasVideo else {
+                return answer(c, HTTPResponse.text("404 Not Found", body: "no video in this recording\n", head: headOnly), now: now)
+            }
+            if let jpeg = dashboard.snapshot(width: width, for: (c.token, headOnly), now: now, wake: { [events] in events.wake() }) {
+                return answer(c, HTTPResponse.bytes("200 OK", body: jpeg, contentType: "image/jpeg", extra: HTTPResponse.live, head: headOnly), now: now)
+            }
+            c.wait(until: now.addingTimeInterval(Dashboard.snapshotTimeoutSeconds))
+        }
+    }
+
+    /// Answers the requests waiting for the pictures the snapshot thread made.
+    private func deliverSnapshots(now: Date) {
+        for (result, waiters) in dashboard.finishedSnapshots(now: now) {
+            for waiter in waiters {
+                guard let c = connections[waiter.token], c.phase == .waiting else { continue }
+                switch result {
+                case .jpeg(let jpeg):
+                    answer(c, HTTPResponse.bytes("200 OK", body: jpeg, contentType: "image/jpeg", extra: HTTPResponse.live, head: waiter.head), now: now)
+                case .failed(let why):
+                    answer(c, HTTPResponse.text("503 Service Unavailable", body: why + "\n", head: waiter.head), now: now)
+                }
+            }
+        }
+    }
+
+    /// Sends every event reader the new second's object; a reader still sending the last one misses it.
+    private func publish(now: Date) {
+        guard !subscribers.isEmpty else { return }
+        let event = dashboard.event(viewers: index)
+        for token in subscribers {
+            guard let c = connections[token] else {
+                subscribers.remove(token)
+                continue
+            }
+            if c.offer(event) { flush(c, now: now) }
+        }
     }
 
     private var index: StreamIndex {
@@ -269,8 +350,12 @@ final class HTTPServer: @unchecked Sendable {
     /// Closes connections past their deadline: a request not complete in time gets 400.
     private func expire(now: Date) {
         nextExpiry = now.addingTimeInterval(Double(Self.tickMilliseconds) / 1000)
-        for c in connections.all where c.phase != .viewing && c.deadline <= now {
-            if c.phase == .reading { answer(c, HTTPResponse.text("400 Bad Request", body: "bad request\n"), now: now) } else { connections.close(c) }
+        for c in connections.all where !c.isLongLived && c.deadline <= now {
+            switch c.phase {
+            case .reading: answer(c, HTTPResponse.text("400 Bad Request", body: "bad request\n"), now: now)
+            case .waiting: answer(c, HTTPResponse.text("503 Service Unavailable", body: "no snapshot in time\n"), now: now)
+            default: connections.close(c)
+            }
         }
         connections.compact()
     }

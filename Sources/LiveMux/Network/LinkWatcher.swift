@@ -46,7 +46,7 @@ final class LinkWatcher: Sendable {
     var snapshot: NetworkOutputSnapshot {
         state.withLock { s in
             NetworkOutputSnapshot(name: name, backlogMs: s.link.status.backlogMs, linkKbps: s.link.status.linkBps / 1000,
-                                  latencySkips: s.link.latencySkips, kernelVisible: s.link.socket != nil)
+                                  latencySkips: s.link.latencySkips, kernelVisible: s.link.socket != nil, state: s.connection)
         }
     }
 

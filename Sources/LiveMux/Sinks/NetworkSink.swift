@@ -31,6 +31,8 @@ final class NetworkSink: ChunkSink, Sendable {
         /// Set when the output has been given up; `write` then throws it so the mux thread drops the sink.
         var failure: Error?
         var link = LinkWatcher.Link()
+        /// What the dashboard and `--stats` show: connecting, live, reconnecting n of N, given up, ended.
+        var connection = "connecting"
     }
     private let state: Locked<State>
     private let watcher: LinkWatcher
@@ -176,10 +178,12 @@ final class NetworkSink: ChunkSink, Sendable {
             everConnected = true
             failures = 0
             watcher.setConnected(true)
+            state.withLock { $0.connection = "live" }
             do {
                 try send(to: output)
                 watcher.setConnected(false)
                 try? output.close()
+                state.withLock { $0.connection = "ended" }
                 return
             } catch {
                 watcher.setConnected(false)
@@ -234,10 +238,14 @@ final class NetworkSink: ChunkSink, Sendable {
             let failure = interruption.isRequested
                 ? LiveMuxError.output("\(name): abandoned, still sending \(Int(Self.closeGraceSeconds)) s after the end (the receiver reads too slowly)")
                 : LiveMuxError.output("\(name): \(why)\(message) (check that the server is up and the URL is right)")
-            state.withLock { $0.failure = failure }
+            state.withLock { s in
+                s.failure = failure
+                s.connection = "given up"
+            }
             return false
         }
         let delay = policy.delay(beforeAttempt: failures, random: Double.random(in: 0..<1))
+        state.withLock { $0.connection = "reconnecting \(failures) of \(policy.attempts)" }
         report("output \(name): \(message); reconnect attempt \(failures) of \(policy.attempts) in \(String(format: "%.1f", delay)) s")
         // Closing while reconnecting: one last try to deliver what is left.
         let deadline = Timestamp.monotonicMicroseconds() + Int64(delay * 1_000_000)

@@ -7,6 +7,12 @@ extension StatisticsSnapshot {
     /// field that has a unit names it (`_s`, `_ms`, `_kbps`, `_x`); the rest are counts.
     /// `final` marks the last line, written once the recording has ended, over the whole run.
     public func jsonLine(previous: StatisticsSnapshot? = nil, final: Bool = false) -> String {
+        Self.serialize(jsonObject(previous: previous, final: final))
+    }
+
+    /// The object of `jsonLine`, for the HTTP server to add what it knows (viewers). Its
+    /// `warnings` are those said since `previous` (all those kept when there is none).
+    func jsonObject(previous: StatisticsSnapshot? = nil, final: Bool = false) -> [String: Any] {
         let span = mediaTime - (previous?.mediaTime ?? 0)
         func kbps(_ now: Int64, _ before: Int64?) -> Double {
             span > 0 ? Self.rounded(Double(now - (before ?? 0)) * 8 / span / 1000) : 0
@@ -34,7 +40,8 @@ extension StatisticsSnapshot {
             "devices": devices.map {
                 ["name": $0.name, "clock": $0.clock, "delay_ms": Self.rounded($0.delayMs), "failures": $0.failures,
                  "reopenings": $0.reopenings, "away_s": Self.rounded($0.awaySeconds),
-                 "audio_filled_s": Self.rounded($0.audioFilledSeconds), "video_filled_frames": $0.videoFilledFrames] as [String: Any]
+                 "audio_filled_s": Self.rounded($0.audioFilledSeconds), "video_filled_frames": $0.videoFilledFrames,
+                 "state": $0.state] as [String: Any]
             },
             "sources": sources.map {
                 var source: [String: Any] = ["label": $0.label, "kind": $0.kind.rawValue, "name": $0.name, "state": $0.state]
@@ -45,6 +52,9 @@ extension StatisticsSnapshot {
                            "p99": ms(latency.percentile(0.99)), "max": ms(latency.maximum)],
             "latency_packets": latency.count,
             "output_bytes": outputBytes,
+            "output_states": Dictionary(uniqueKeysWithValues: Set(outputBytes.keys).union(stoppedOutputs.keys).map { name in
+                (name, stoppedOutputs[name].map { "stopped: \($0)" } ?? "writing")
+            }),
             "output_dropped_chunks": outputDropped,
             "video_bitrate_target_kbps": Self.rounded(Double(videoBitRate) / 1000),
             // Closed since the previous line (the last line: all of them), each as an event.
@@ -54,9 +64,18 @@ extension StatisticsSnapshot {
             },
             "network": network.map {
                 ["name": $0.name, "backlog_ms": Self.rounded($0.backlogMs), "link_kbps": Self.rounded($0.linkKbps),
-                 "latency_skips": $0.latencySkips, "kernel_queue_seen": $0.kernelVisible] as [String: Any]
+                 "latency_skips": $0.latencySkips, "kernel_queue_seen": $0.kernelVisible, "state": $0.state] as [String: Any]
             },
+            "warnings": Self.warningObjects(warnings.filter { $0.elapsed > previous?.elapsed ?? -1 }),
         ]
+        return object
+    }
+
+    static func warningObjects(_ warnings: [RecentWarning]) -> [[String: Any]] {
+        warnings.map { ["elapsed_s": rounded($0.elapsed), "message": $0.message] }
+    }
+
+    static func serialize(_ object: [String: Any]) -> String {
         let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
         return String(decoding: data, as: UTF8.self)
     }

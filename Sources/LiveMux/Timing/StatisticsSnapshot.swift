@@ -15,6 +15,8 @@ public struct StatisticsSnapshot: Sendable {
     public var latency = LatencyHistogram()
     /// Bytes handed to each output's sinks, by output name (file path or "stdout").
     public var outputBytes: [String: Int64] = [:]
+    /// Why each output that stopped while the others went on did, by output name.
+    public var stoppedOutputs: [String: String] = [:]
     /// Packets waiting in the mux queue, per stream.
     public var queueDepths: [StreamKind: Int] = [:]
     /// How far the audio clock has drifted from the capture clock (ms).
@@ -42,4 +44,6 @@ public struct StatisticsSnapshot: Sendable {
     public var outputDropped = 0
     /// Every segment closed complete so far, in the order they closed.
     public var segments: [SegmentRecord] = []
+    /// The last warnings said, oldest first (at most `Statistics.recentWarnings`).
+    public var warnings: [RecentWarning] = []
 }

@@ -1,0 +1,321 @@
+/// The dashboard's page, served at `/` to a browser (`Accept: text/html`): one self-contained
+/// document, no external script, style or font. Its script reads `/events` (one object a second,
+/// docs/stats.schema.json) after `/history` (the plotted fields of the last five minutes), and refreshes
+/// `/snapshot.jpg` once a second while the tab is visible. Every live value carries
+/// `data-stat="NAME"`, its name in the schema (`latency_ms.p99` for a nested one), and script
+/// errors are written into `#errors`, so tests and scrapers read the page as a person sees it.
+enum DashboardPage {
+    static let html = #"""
+    <!doctype html>
+    <html lang="en">
+    <head>
+    <meta charset="utf-8">
+    <meta name="viewport" content="width=device-width, initial-scale=1">
+    <title>livemux</title>
+    <link rel="icon" href="data:,">
+    <style>
+    body { margin: 0; font: 14px/1.35 system-ui, sans-serif; background: #14171c; color: #e4e6ea; }
+    header { display: flex; gap: 1.5em; align-items: baseline; padding: .6em 1em; background: #1d2128; }
+    header h1 { font-size: 1.1em; margin: 0; }
+    main { display: grid; grid-template-columns: minmax(320px, 640px) 1fr; gap: 1em; padding: 1em; }
+    section { background: #1d2128; border-radius: 6px; padding: .6em .8em; margin-bottom: 1em; }
+    h2 { font-size: .95em; margin: 0 0 .4em; color: #9aa4b2; font-weight: 600; }
+    img#snapshot { width: 100%; background: #000; border-radius: 4px; display: block; min-height: 90px; }
+    .plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 1em; }
+    canvas { width: 100%; height: 120px; display: block; }
+    table { border-collapse: collapse; width: 100%; }
+    td, th { text-align: left; padding: .15em .5em .15em 0; font-variant-numeric: tabular-nums; }
+    th { color: #9aa4b2; font-weight: normal; }
+    .num { text-align: right; }
+    .live { color: #6fd08c; } .warn { color: #f2c14e; } .bad { color: #f26b5e; }
+    .meter { height: .7em; background: #2a2f38; border-radius: 3px; overflow: hidden; }
+    .meter div { height: 100%; background: linear-gradient(90deg, #6fd08c 70%, #f2c14e 85%, #f26b5e); }
+    ul#warnings { margin: 0; padding-left: 1.2em; max-height: 12em; overflow: auto; color: #f2c14e; }
+    #errors { color: #f26b5e; white-space: pre-wrap; margin: 0; }
+    #errors:empty { display: none; }
+    @media (max-width: 800px) { main { grid-template-columns: 1fr; } }
+    </style>
+    </head>
+    <body>
+    <header>
+      <h1>livemux</h1>
+      <span>media <b data-stat="media_time_s">–</b> s</span>
+      <span>speed <b data-stat="speed_x">–</b>×</span>
+      <span>viewers <b data-stat="viewers.count">–</b></span>
+      <span id="connection" class="warn">connecting…</span>
+    </header>
+    <pre id="errors"></pre>
+    <main>
+    <div>
+      <section>
+        <h2>Picture</h2>
+        <img id="snapshot" alt="newest video frame" data-natural-width="0">
+      </section>
+      <section>
+        <h2>Now</h2>
+        <table>
+          <tr><th>bit rate</th><td class="num"><span data-stat="bitrate_kbps">–</span> kbit/s</td>
+              <th>video</th><td class="num"><span data-stat="video.bitrate_kbps">–</span> kbit/s</td></tr>
+          <tr><th>video target</th><td class="num"><span data-stat="video_bitrate_target_kbps">–</span> kbit/s</td>
+              <th>audio</th><td class="num"><span data-stat="audio.bitrate_kbps">–</span> kbit/s</td></tr>
+          <tr><th>A/V offset</th><td class="num"><span data-stat="av_offset_ms">–</span> ms</td>
+              <th>drift</th><td class="num"><span data-stat="drift_ms">–</span> ms</td></tr>
+          <tr><th>latency p50</th><td class="num"><span data-stat="latency_ms.p50">–</span> ms</td>
+              <th>p99</th><td class="num"><span data-stat="latency_ms.p99">–</span> ms</td></tr>
+          <tr><th>frames in</th><td class="num" data-stat="video.frames_in">–</td>
+              <th>dropped</th><td class="num" data-stat="video.dropped">–</td></tr>
+          <tr><th>output drops</th><td class="num" data-stat="output_dropped_chunks">–</td>
+              <th>elapsed</th><td class="num"><span data-stat="elapsed_s">–</span> s</td></tr>
+        </table>
+      </section>
+      <section id="sources-section" hidden>
+        <h2>Audio levels</h2>
+        <table id="sources"></table>
+      </section>
+      <section>
+        <h2>Devices and outputs</h2>
+        <table id="states"></table>
+      </section>
+      <section>
+        <h2>Viewers</h2>
+        <table id="viewers"></table>
+      </section>
+    </div>
+    <div>
+      <div class="plots">
+        <section><h2>Bit rate (kbit/s), last 5 min</h2><canvas id="plot-bitrate"></canvas></section>
+        <section><h2>A/V offset (ms)</h2><canvas id="plot-offset"></canvas></section>
+        <section><h2>Latency p99 (ms)</h2><canvas id="plot-latency"></canvas></section>
+        <section><h2>Link rate per URL output (kbit/s)</h2><canvas id="plot-link"></canvas></section>
+        <section><h2>Backlog per URL output (ms)</h2><canvas id="plot-backlog"></canvas></section>
+      </div>
+      <section>
+        <h2>Warnings</h2>
+        <ul id="warnings"></ul>
+      </section>
+    </div>
+    </main>
+    <script>
+    "use strict";
+    const errors = document.getElementById("errors");
+    function report(text) { errors.textContent += text + "\n"; }
+    window.addEventListener("error", e => report("error: " + e.message + " (" + (e.lineno || "?") + ")"));
+    window.addEventListener("unhandledrejection", e => report("error: " + e.reason));
+
+    // Whatever the page was opened with (a viewer key) goes to every request it makes.
+    function url(path, params) {
+      const q = new URLSearchParams(location.search);
+      for (const [k, v] of Object.entries(params || {})) q.set(k, v);
+      const s = q.toString();
+      return path + (s ? "?" + s : "");
+    }
+
+    const HISTORY = 300;  // one sample a second: five minutes
+    const history = [];
+    const COLORS = ["#5fa8f5", "#6fd08c", "#f2c14e", "#f26b5e", "#c792ea", "#7fdbca"];
+
+    function lookup(object, name) {
+      return name.split(".").reduce((o, k) => (o == null ? undefined : o[k]), object);
+    }
+    function format(v) {
+      if (typeof v !== "number") return v == null ? "–" : String(v);
+      return Math.abs(v) >= 100 || Number.isInteger(v) ? v.toFixed(0) : v.toFixed(Math.abs(v) >= 10 ? 1 : 2);
+    }
+    function stateClass(state) {
+      if (state === "live" || state === "ended") return "live";
+      if (state === "given up") return "bad";
+      return "warn";
+    }
+    function cell(row, text, cls, stat) {
+      const td = row.insertCell();
+      td.textContent = text;
+      if (cls) td.className = cls;
+      if (stat) td.dataset.stat = stat;
+      return td;
+    }
+
+    function plot(id, series, zeroBased) {
+      const canvas = document.getElementById(id);
+      const ratio = window.devicePixelRatio || 1;
+      const w = canvas.clientWidth, h = canvas.clientHeight;
+      if (canvas.width !== w * ratio) { canvas.width = w * ratio; canvas.height = h * ratio; }
+      const g = canvas.getContext("2d");
+      g.setTransform(ratio, 0, 0, ratio, 0, 0);
+      g.clearRect(0, 0, w, h);
+      const values = series.flatMap(s => s.values.filter(v => typeof v === "number"));
+      g.font = "11px system-ui, sans-serif";
+      if (values.length === 0) {
+        g.fillStyle = "#9aa4b2";
+        g.fillText(series.length ? "no data yet" : "none", 4, 14);
+        return;
+      }
+      let lo = Math.min(...values), hi = Math.max(...values);
+      if (zeroBased) lo = Math.min(lo, 0);
+      if (hi - lo < 1e-9) { hi += 1; lo -= zeroBased ? 0 : 1; }
+      const left = 44, top = 6, bottom = h - 16, right = w - 4;
+      const x = i => right - (HISTORY - 1 - i) * (right - left) / (HISTORY - 1);
+      const y = v => bottom - (v - lo) * (bottom - top) / (hi - lo);
+      g.strokeStyle = "#2f3540"; g.fillStyle = "#9aa4b2";
+      for (const v of [lo, (lo + hi) / 2, hi]) {
+        g.beginPath(); g.moveTo(left, y(v)); g.lineTo(right, y(v)); g.stroke();
+        g.fillText(format(v), 2, y(v) + 4);
+      }
+      series.forEach((s, n) => {
+        g.strokeStyle = s.color || COLORS[n % COLORS.length];
+        g.beginPath();
+        let drawing = false;
+        const offset = HISTORY - s.values.length;
+        s.values.forEach((v, i) => {
+          if (typeof v !== "number") { drawing = false; return; }
+          if (drawing) g.lineTo(x(offset + i), y(v)); else g.moveTo(x(offset + i), y(v));
+          drawing = true;
+        });
+        g.stroke();
+        g.fillStyle = g.strokeStyle;
+        g.fillText(s.label, left + 4 + n * 110, h - 3);
+      });
+    }
+
+    function seriesByName(list, field) {
+      const names = [...new Set(history.flatMap(s => (s[list] || []).map(o => o.name)))];
+      return names.map(name => ({
+        label: name.length > 18 ? "…" + name.slice(-17) : name,
+        values: history.map(s => { const o = (s[list] || []).find(o => o.name === name); return o ? o[field] : null; })
+      }));
+    }
+
+    function drawPlots() {
+      const column = f => history.map(s => lookup(s, f));
+      plot("plot-bitrate", [
+        { label: "total", values: column("bitrate_kbps") },
+        { label: "video", values: column("video.bitrate_kbps") },
+        { label: "audio", values: column("audio.bitrate_kbps") }], true);
+      plot("plot-offset", [{ label: "A/V offset", values: column("av_offset_ms") }], false);
+      plot("plot-latency", [{ label: "p99", values: column("latency_ms.p99") }], true);
+      plot("plot-link", seriesByName("network", "link_kbps"), true);
+      plot("plot-backlog", seriesByName("network", "backlog_ms"), true);
+    }
+
+    function renderSources(s) {
+      const section = document.getElementById("sources-section");
+      const table = document.getElementById("sources");
+      const sources = s.sources || [];
+      section.hidden = sources.length === 0;
+      table.replaceChildren();
+      sources.forEach(source => {
+        const row = table.insertRow();
+        cell(row, source.label + " " + (source.name || ""));
+        cell(row, source.state || "", stateClass(source.state), "sources.state");
+        const meter = row.insertCell();
+        meter.style.width = "40%";
+        if (typeof source.peak_dbfs === "number") {
+          const bar = document.createElement("div"); bar.className = "meter";
+          const fill = document.createElement("div");
+          fill.style.width = Math.max(0, Math.min(100, (source.peak_dbfs + 60) / 60 * 100)) + "%";
+          bar.appendChild(fill); meter.appendChild(bar);
+        }
+        cell(row, typeof source.peak_dbfs === "number" ? format(source.peak_dbfs) + " dBFS" : "–", "num", "sources.peak_dbfs");
+      });
+    }
+
+    function renderStates(s) {
+      const table = document.getElementById("states");
+      table.replaceChildren();
+      const head = table.insertRow();
+      ["", "state", "detail"].forEach(t => { const th = document.createElement("th"); th.textContent = t; head.appendChild(th); });
+      (s.devices || []).forEach(d => {
+        const row = table.insertRow();
+        cell(row, d.name, null, "devices.name");
+        cell(row, d.state, stateClass(d.state), "devices.state");
+        cell(row, "failures " + d.failures + ", away " + format(d.away_s) + " s");
+      });
+      const states = s.output_states || {};
+      (s.network || []).forEach(o => {
+        const row = table.insertRow();
+        cell(row, o.name, null, "network.name");
+        cell(row, o.state, stateClass(o.state), "network.state");
+        const stopped = (states[o.name] || "").startsWith("stopped: ");
+        cell(row, stopped ? states[o.name].slice(9) : format(o.link_kbps) + " kbit/s, backlog " + format(o.backlog_ms) + " ms");
+      });
+      Object.entries(states).forEach(([name, state]) => {
+        if ((s.network || []).some(o => o.name === name)) return;
+        const row = table.insertRow();
+        cell(row, name, null, "output_states");
+        const stopped = state.startsWith("stopped");
+        cell(row, stopped ? "stopped" : state, stopped ? "bad" : "live", "output_states");
+        cell(row, stopped ? state.slice(9) : format((s.output_bytes || {})[name] / 1e6) + " MB");
+      });
+    }
+
+    function renderViewers(s) {
+      const table = document.getElementById("viewers");
+      table.replaceChildren();
+      const v = s.viewers || { count: 0, max: 0, streams: {} };
+      Object.entries(v.streams).forEach(([path, n]) => {
+        const row = table.insertRow();
+        cell(row, path);
+        cell(row, String(n), "num", "viewers.streams");
+      });
+      const row = table.insertRow();
+      cell(row, "of at most " + v.max);
+      cell(row, String(v.count), "num", "viewers.count");
+    }
+
+    const seenWarnings = new Set();
+    function renderWarnings(s) {
+      const list = document.getElementById("warnings");
+      (s.warnings || []).forEach(w => {
+        const key = w.elapsed_s + " " + w.message;
+        if (seenWarnings.has(key)) return;
+        seenWarnings.add(key);
+        const li = document.createElement("li");
+        li.dataset.stat = "warnings.message";
+        li.textContent = format(w.elapsed_s) + " s: " + w.message;
+        list.prepend(li);
+      });
+    }
+
+    function show(s) {
+      history.push(s);
+      if (history.length > HISTORY) history.shift();
+      for (const el of document.querySelectorAll("header [data-stat], table:not(#states):not(#viewers):not(#sources) [data-stat]")) {
+        el.textContent = format(lookup(s, el.dataset.stat));
+      }
+      renderSources(s);
+      renderStates(s);
+      renderViewers(s);
+      renderWarnings(s);
+      drawPlots();
+    }
+
+    const connection = document.getElementById("connection");
+    function listen() {
+      const events = new EventSource(url("/events"));
+      events.onmessage = e => {
+        const s = JSON.parse(e.data);
+        const last = history[history.length - 1];
+        if (last && s.elapsed_s <= last.elapsed_s) history.pop();  // the second /history ended with
+        show(s);
+        connection.textContent = "live"; connection.className = "live";
+      };
+      events.onerror = () => { connection.textContent = "disconnected, retrying…"; connection.className = "bad"; };
+    }
+    // The last five minutes first, so the plots are full from the start; then one event a second.
+    fetch(url("/history")).then(r => r.ok ? r.json() : []).then(points => {
+      history.push(...points.slice(-HISTORY));
+    }).catch(error => report("error: /history: " + error)).finally(listen);
+
+    // The snapshot: a new one a second after the last one loaded, while the tab is visible.
+    const snapshot = document.getElementById("snapshot");
+    function refresh() {
+      if (document.hidden) { setTimeout(refresh, 1000); return; }
+      snapshot.src = url("/snapshot.jpg", { width: 640, t: Date.now() });
+    }
+    snapshot.onload = () => { snapshot.dataset.naturalWidth = snapshot.naturalWidth; setTimeout(refresh, 1000); };
+    snapshot.onerror = () => setTimeout(refresh, 2000);
+    refresh();
+    </script>
+    </body>
+    </html>
+    """#
+}

@@ -1,0 +1,211 @@
+import Foundation
+import XCTest
+
+/// The dashboard endpoints of the HTTP server (`serve --listen`, `record --http`), asked over real
+/// sockets of a running livemux: `/stats` and `/events` validated against docs/stats.schema.json,
+/// `/snapshot.jpg` decoded by ffmpeg and compared with the test pattern it shows.
+final class DashboardTests: TemporaryDirectoryTestCase {
+    /// The port of a URL such as `http://127.0.0.1:41234/`.
+    private func port(of url: String) throws -> Int {
+        try XCTUnwrap(URLComponents(string: url)?.port, "no port in \(url)")
+    }
+
+    /// The body of a whole HTTP reply.
+    private func body(_ reply: String) -> String {
+        reply.components(separatedBy: "\r\n\r\n").dropFirst().joined(separator: "\r\n\r\n")
+    }
+
+    /// The objects of the `data:` lines of a server-sent event stream.
+    private func events(_ reply: String) throws -> [String] {
+        body(reply).split(separator: "\n").filter { $0.hasPrefix("data: ") }.map { String($0.dropFirst(6)) }
+    }
+
+    private func object(_ line: String) throws -> [String: Any] {
+        try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "a JSON object: \(line)")
+    }
+
+    /// `/stats` with a viewer watching, then `/events` to the end of the run: every object valid
+    /// against the schema, the viewer counted, one event a second with the media time moving.
+    func testStatsAndEventsMatchTheSchema() throws {
+        let serve = try ServingLivemux(["serve", "--listen", "127.0.0.1:0", "-t", "5", "--size", "160x120"], directory: dir)
+        let page = try XCTUnwrap(serve.dashboardURL(), serve.stderr)
+        let port = try port(of: page)
+        let viewer = Network.connect(port: port)
+        XCTAssertGreaterThanOrEqual(viewer, 0)
+        defer { close(viewer) }
+        _ = Array("GET /live.flv HTTP/1.1\r\nHost: x\r\n\r\n".utf8).withUnsafeBytes { send(viewer, $0.baseAddress, $0.count, 0) }
+        usleep(1_500_000)
+        let stats = Network.get(port: port, "/stats")
+        XCTAssertTrue(stats.hasPrefix("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"), stats)
+        let statsLine = body(stats).trimmingCharacters(in: .newlines)
+        let viewers = try XCTUnwrap(try object(statsLine)["viewers"] as? [String: Any], statsLine)
+        XCTAssertEqual(viewers["count"] as? Int, 1, statsLine)
+        XCTAssertEqual((viewers["streams"] as? [String: Int])?["/live.flv"], 1, statsLine)
+
+        // The plotted fields of each second so far, oldest first.
+        let history = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(body(Network.get(port: port, "/history")).utf8)) as? [[String: Any]])
+        let historyTimes = history.compactMap { $0["media_time_s"] as? Double }
+        XCTAssertEqual(historyTimes.count, history.count)
+        XCTAssertGreaterThanOrEqual(history.count, 2, "\(history)")
+        XCTAssertEqual(historyTimes, historyTimes.sorted())
+        XCTAssertNotNil((history.last?["latency_ms"] as? [String: Any])?["p99"] as? Double, "\(history)")
+
+        // Read until the run ends and the server closes the stream (about 3.5 s of events).
+        let stream = Network.exchange(port: port, Array("GET /events HTTP/1.1\r\nHost: x\r\n\r\n".utf8), timeout: 10)
+        XCTAssertTrue(stream.hasPrefix("HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"), stream)
+        let lines = try events(stream)
+        XCTAssertGreaterThanOrEqual(lines.count, 3, stream)
+        XCTAssertLessThanOrEqual(lines.count, 6, "one event a second, not one per loop turn: \(stream)")
+        let times = try lines.map { try XCTUnwrap(try object($0)["media_time_s"] as? Double) }
+        XCTAssertEqual(times, times.sorted(), "\(times)")
+        XCTAssertGreaterThan(times.last! - times.first!, 1.5, "\(times)")
+
+        let file = "\(dir)/answers.jsonl"
+        try ([statsLine] + lines).joined(separator: "\n").write(toFile: file, atomically: true, encoding: .utf8)
+        let check = try StatsSchemaTests.validate(file, in: dir)
+        XCTAssertEqual(check.status, 0, check.stdoutText + check.stderr)
+        XCTAssertEqual(serve.wait(), 0, serve.stderr)
+    }
+
+    /// `record --http`: the dashboard for a run that serves no media, loopback by default, and
+    /// not an output of its own (stopped by SIGTERM once seen: -t leaves room for a sanitizer).
+    func testRecordHTTPServesTheDashboardAlone() throws {
+        let port = try Network.freePort()
+        let out = "\(dir)/r.flv"
+        let record = try ServingLivemux(["record", "--http", "\(port)", "-t", "6", "--size", "160x120", "-o", out], directory: dir)
+        XCTAssertEqual(record.dashboardURL(), "http://127.0.0.1:\(port)/", record.stderr)
+        usleep(UInt32(1_200_000 * Tools.slowdown))
+        let stats = Network.get(port: port, "/stats")
+        XCTAssertTrue(stats.hasPrefix("HTTP/1.1 200 OK"), stats)
+        let object = try object(body(stats).trimmingCharacters(in: .newlines))
+        XCTAssertGreaterThan(object["media_time_s"] as? Double ?? 0, 0, stats)
+        XCTAssertEqual((object["viewers"] as? [String: Any])?["streams"] as? [String: Int], [:], stats)
+        XCTAssertTrue(Network.get(port: port, "/live.flv").hasPrefix("HTTP/1.1 404"), "no media over --http")
+        record.stop()
+        XCTAssertEqual(record.wait(), 0, record.stderr)
+        XCTAssertFalse(record.stderr.contains("serving viewers"), record.stderr)
+        XCTAssertEqual(try Tools.probe(out).streams.count, 2)
+
+        let alone = try Tools.livemux(["record", "--http", "\(port)", "-t", "1"])
+        XCTAssertEqual(alone.status, 64, alone.stderr)
+        XCTAssertTrue(alone.stderr.hasPrefix("error: no output"), alone.stderr)
+    }
+
+    /// The snapshot is the test pattern: SMPTE bars, each bar's colour where it should be, at the
+    /// stream's size and at `?width=N`; no snapshot thread until one is asked for.
+    func testSnapshotShowsTheTestPattern() throws {
+        let serve = try ServingLivemux(["serve", "--listen", "127.0.0.1:0", "-t", "4",
+                                        "--video", "lavfi:smptebars=size=640x360:rate=30"], directory: dir)
+        let port = try port(of: try XCTUnwrap(serve.dashboardURL(), serve.stderr))
+        usleep(500_000)
+        XCTAssertFalse(threadNames(serve.pid).contains { $0.hasPrefix("livemux-snap") }, "no snapshot thread before one is asked for")
+        for (query, width, height) in [("", 640, 360), ("?width=320", 320, 180)] {
+            let jpeg = "\(dir)/snap\(width).jpg"
+            let fetch = try Tools.run("curl", ["-s", "-o", jpeg, "-w", "%{http_code} %{content_type}", "http://127.0.0.1:\(port)/snapshot.jpg\(query)"])
+            XCTAssertEqual(fetch.stdoutText, "200 image/jpeg")
+            let probe = try Tools.probe(jpeg)
+            XCTAssertEqual(probe.streams.first?.codec_name, "mjpeg")
+            XCTAssertEqual(probe.streams.first?.width, width)
+            XCTAssertEqual(probe.streams.first?.height, height)
+            let rgb = try Tools.run("ffmpeg", ["-v", "error", "-i", jpeg, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]).stdout
+            XCTAssertEqual(rgb.count, width * height * 3)
+            // The seven 75% bars across the top two thirds: gray, yellow, cyan, green, magenta, red, blue.
+            let bars: [[Int]] = [[191, 191, 191], [191, 191, 0], [0, 191, 191], [0, 191, 0], [191, 0, 191], [191, 0, 0], [0, 0, 191]]
+            for (i, expected) in bars.enumerated() {
+                let x = width * (2 * i + 1) / 14, y = height / 4
+                let at = (y * width + x) * 3
+                let got = (0..<3).map { Int(rgb[at + $0]) }
+                for c in 0..<3 { XCTAssertEqual(got[c], expected[c], accuracy: 24, "bar \(i) at \(x),\(y): \(got), not \(expected)") }
+            }
+        }
+        XCTAssertTrue(threadNames(serve.pid).contains { $0.hasPrefix("livemux-snap") }, "the snapshot thread once asked")
+        XCTAssertTrue(Network.get(port: port, "/snapshot.jpg?width=7").hasPrefix("HTTP/1.1 400"))
+        XCTAssertEqual(serve.wait(), 0, serve.stderr)
+    }
+
+    /// Made at most once a second however many ask: two asks within the second get the same
+    /// picture of a moving pattern, one after it a new one.
+    func testSnapshotIsMadeAtMostOnceASecond() throws {
+        let serve = try ServingLivemux(["serve", "--listen", "127.0.0.1:0", "-t", "4", "--size", "320x240"], directory: dir)
+        let port = try port(of: try XCTUnwrap(serve.dashboardURL(), serve.stderr))
+        usleep(500_000)
+        func fetch(_ name: String) throws -> Data {
+            let path = "\(dir)/\(name).jpg"
+            let r = try Tools.run("curl", ["-s", "-o", path, "-w", "%{http_code}", "http://127.0.0.1:\(port)/snapshot.jpg"])
+            XCTAssertEqual(r.stdoutText, "200")
+            return try Data(contentsOf: URL(fileURLWithPath: path))
+        }
+        let first = try fetch("a"), again = try fetch("b")
+        usleep(1_200_000)
+        let later = try fetch("c")
+        XCTAssertEqual(first, again, "the same picture within the second")
+        XCTAssertNotEqual(first, later, "testsrc2 moves: a new picture after the second")
+        XCTAssertEqual(serve.wait(), 0, serve.stderr)
+    }
+
+    /// The page in headless Chromium (scripts/browse, over the DevTools protocol): after its
+    /// script ran, its values are the stream's and they move between two loads, the snapshot
+    /// loaded at the width asked and shows the SMPTE bars where the page placed it (read from the
+    /// screenshot), and neither the console nor the page's own error box has an error. The second
+    /// load's screenshot is kept in .build/artefacts/DashboardTests/.
+    func testThePageWorksInChromium() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") else {
+            return XCTFail("no /usr/bin/chromium: run scripts/setup --test")
+        }
+        let serve = try ServingLivemux(["serve", "--listen", "127.0.0.1:0", "-t", "30",
+                                        "--video", "lavfi:smptebars=size=640x360:rate=30"], directory: dir)
+        let page = try XCTUnwrap(serve.dashboardURL(), serve.stderr)
+        let artefacts = Tools.packageRoot.appendingPathComponent(".build/artefacts/DashboardTests").path
+        try FileManager.default.createDirectory(atPath: artefacts, withIntermediateDirectories: true)
+        let screenshot = "\(artefacts)/dashboard.png"
+        try? FileManager.default.removeItem(atPath: screenshot)
+        var times: [Double] = []
+        var picture: [String: Double] = [:]
+        for load in 0..<2 {
+            let dom = "\(dir)/dom\(load).html"
+            let rect = "JSON.stringify(document.getElementById('snapshot').getBoundingClientRect())"
+            let browse = try Tools.run(Tools.packageRoot.appendingPathComponent("scripts/browse").path,
+                                       [page, "--seconds", "3", "--dom", dom, "--eval", rect] + (load == 1 ? ["--screenshot", screenshot] : []))
+            XCTAssertEqual(browse.status, 0, browse.stderr)
+            var lines = browse.stdoutText.split(separator: "\n").map(String.init)
+            let placed = try XCTUnwrap(lines.first { $0.hasPrefix("eval: ") }, browse.stdoutText)
+            lines.removeAll { $0 == placed }
+            XCTAssertEqual(lines, [], "console messages or script errors")
+            // The value is the JSON text of a string holding the rectangle's JSON.
+            let rectText = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(placed.dropFirst(6).utf8), options: .fragmentsAllowed) as? String)
+            picture = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(rectText.utf8)) as? [String: Double], rectText)
+            let html = try String(contentsOfFile: dom, encoding: .utf8)
+            XCTAssertTrue(html.contains(#"<pre id="errors"></pre>"#), "the page's error box: \(html)")
+            XCTAssertTrue(html.contains(#"data-natural-width="640""#), "the snapshot loaded: \(html)")
+            XCTAssertTrue(html.contains(#"<span id="connection" class="live">live</span>"#), html)
+            let media = try XCTUnwrap(html.firstMatch(of: /data-stat="media_time_s">([0-9.]+)</)?.1, html)
+            times.append(try XCTUnwrap(Double(media)))
+            XCTAssertNotNil(html.firstMatch(of: /data-stat="viewers.count">0</), "the viewers: \(html)")
+            let videoRate = html.firstMatch(of: /data-stat="video.bitrate_kbps">([0-9.]+)</).flatMap { Double($0.1) }
+            XCTAssertGreaterThan(videoRate ?? 0, 0, "video bit rate: \(html)")
+        }
+        XCTAssertGreaterThan(times[1], times[0] + 1, "the values move: \(times)")
+
+        // The snapshot as the browser drew it: the seven bars' colours across the picture's top.
+        let shot = try Tools.run("ffmpeg", ["-v", "error", "-i", screenshot, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]).stdout
+        let shotWidth = 1280  // scripts/browse's default --size 1280x900
+        XCTAssertEqual(shot.count, shotWidth * 900 * 3, "the screenshot: \(screenshot)")
+        let (left, top, width, height) = (picture["x"] ?? 0, picture["y"] ?? 0, picture["width"] ?? 0, picture["height"] ?? 0)
+        XCTAssertGreaterThan(width, 300, "\(picture)")
+        let bars: [[Int]] = [[191, 191, 191], [191, 191, 0], [0, 191, 191], [0, 191, 0], [191, 0, 191], [191, 0, 0], [0, 0, 191]]
+        for (i, expected) in bars.enumerated() {
+            let x = Int(left + width * Double(2 * i + 1) / 14), y = Int(top + height / 4)
+            let at = (y * shotWidth + x) * 3
+            guard at + 2 < shot.count else { return XCTFail("\(x),\(y) is off the screenshot") }
+            let got = (0..<3).map { Int(shot[at + $0]) }
+            for c in 0..<3 { XCTAssertEqual(got[c], expected[c], accuracy: 30, "bar \(i) at \(x),\(y) of \(screenshot): \(got)") }
+        }
+    }
+
+    /// The names of a process's threads (`/proc/PID/task/*/comm`).
+    private func threadNames(_ pid: pid_t) -> [String] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
+        return tasks.compactMap { try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8) }
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+}
