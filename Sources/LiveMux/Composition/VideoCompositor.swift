@@ -10,8 +10,8 @@ final class VideoCompositor: FrameConsumer, @unchecked Sendable {
     private let encoder: FrameConsumer
     private let inputs: [VideoSourceInput]
     private let graph: ProcessingGraph
-    private let width: Int, height: Int
-    private var scaler: Scaler?
+    /// The first source's pictures, as its graph input takes them.
+    private let converter: PictureConverter
     /// Shown for a source before its first frame.
     private let blank: [Frame]
     /// The first frame's capture time: graph timestamps count µs from it.
@@ -26,7 +26,7 @@ final class VideoCompositor: FrameConsumer, @unchecked Sendable {
 
     init(encoder: FrameConsumer, width: Int, height: Int, inputs: [VideoSourceInput], graph: ProcessingGraph) throws {
         self.encoder = encoder
-        (self.width, self.height) = (width, height)
+        converter = PictureConverter(width: width, height: height)
         self.inputs = inputs
         self.graph = graph
         blank = try inputs.map { try Frame.black(width: $0.width, height: $0.height) }
@@ -41,7 +41,7 @@ final class VideoCompositor: FrameConsumer, @unchecked Sendable {
         let pts = time - start
         guard pts > lastPTS else { return true }  // the encoder drops it too: it has no slot
         lastPTS = pts
-        let first = try convert(frame)
+        let first = try converter.convert(frame)
         first.pts = pts
         try graph.send(first, to: 0)
         for (i, input) in inputs.enumerated() {
@@ -51,15 +51,6 @@ final class VideoCompositor: FrameConsumer, @unchecked Sendable {
         }
         wallTimes.append((pts, wallTime))
         return try handOn(start)
-    }
-
-    private func convert(_ frame: Frame) throws -> Frame {
-        if frame.width == width, frame.height == height, frame.format == PixelFormat.yuv420p.rawValue { return try frame.reference() }
-        if scaler == nil || !scaler!.accepts(frame) {
-            scaler = try Scaler(fromWidth: frame.width, height: frame.height, format: frame.format,
-                                toWidth: width, height: height, format: .yuv420p)
-        }
-        return try scaler!.scale(frame)
     }
 
     private func handOn(_ start: Int64) throws -> Bool {

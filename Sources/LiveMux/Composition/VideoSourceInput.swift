@@ -9,10 +9,11 @@ import POSIX
 final class VideoSourceInput: FrameConsumer, @unchecked Sendable {
     /// `v1`, `v2` …: the source's label in graphs and stats.
     let label: String
-    let width: Int, height: Int
     private let live: Bool
-    /// The capture thread's converter.
-    private var scaler: Scaler?
+    /// The capture thread's: to the size its graph input takes.
+    private let converter: PictureConverter
+    var width: Int { converter.width }
+    var height: Int { converter.height }
     private struct State {
         var frames: [(frame: Frame, time: Int64)] = []
         var ended = false
@@ -23,13 +24,14 @@ final class VideoSourceInput: FrameConsumer, @unchecked Sendable {
     static let aheadFrames = 4
 
     init(label: String, width: Int, height: Int, live: Bool) {
-        (self.label, self.width, self.height, self.live) = (label, width, height, live)
+        (self.label, self.live) = (label, live)
+        converter = PictureConverter(width: width, height: height)
     }
 
     var isDone: Bool { state.withLock { $0.closed } }
 
     func consume(_ frame: Frame, at time: Int64, capturedAt wallTime: Int64) throws -> Bool {
-        let converted = try convert(frame)
+        let converted = try converter.convert(frame)
         let hasRoom = { [live] (s: State) in live || s.frames.count < Self.aheadFrames || s.closed }
         let open = state.withLock(waitingUntil: hasRoom) { s, _ -> Bool in
             if s.closed { return false }
@@ -39,15 +41,6 @@ final class VideoSourceInput: FrameConsumer, @unchecked Sendable {
         }
         state.broadcast()
         return open
-    }
-
-    private func convert(_ frame: Frame) throws -> Frame {
-        if frame.width == width, frame.height == height, frame.format == PixelFormat.yuv420p.rawValue { return try frame.reference() }
-        if scaler == nil || !scaler!.accepts(frame) {
-            scaler = try Scaler(fromWidth: frame.width, height: frame.height, format: frame.format,
-                                toWidth: width, height: height, format: .yuv420p)
-        }
-        return try scaler!.scale(frame)
     }
 
     /// The frame to show at capture time `time`: live, the newest; unpaced, the last one captured

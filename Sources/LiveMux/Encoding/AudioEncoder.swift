@@ -18,8 +18,8 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
     /// Which of `queues` still take packets.
     private var open: [Bool]
     private let statistics: Statistics
-    private var resampler: Resampler?
-    private var resamplerInput: (rate: Int, channels: Int, format: Int32)?
+    /// Every frame to `format`, planar float (libswresample where it needs converting).
+    private let converter: AudioConverter
     private let fifo: AudioFIFO
     private let frameSize: Int
     private let sampleLimit: Int64?
@@ -40,6 +40,7 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
          duration: Double?) throws {
         self.settings = settings
         self.format = format
+        converter = AudioConverter(to: format)
         var s = Encoder.Settings(codecName: settings.codec.encoderName, bitRate: settings.bitRate,
                                  timeBase: Rational(1, Int32(format.sampleRate)))
         s.sampleRate = format.sampleRate
@@ -110,7 +111,7 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
 
     private func append(_ frame: Frame, at time: Int64, base: Int64, capturedAt wallTime: Int64) throws -> Bool {
         lastCaptureTime = wallTime
-        guard let converted = try resample(frame) else { return try encodeReady() }
+        guard let converted = try converter.convert(frame) else { return try encodeReady() }
         if writeSample == nil {
             let start = Timestamp.rescale(time - base, from: .microseconds, to: Rational(1, Int32(format.sampleRate)))
             if start + Int64(converted.sampleCount) <= 0 {
@@ -157,21 +158,6 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
         }
     }
 
-    private func resample(_ frame: Frame) throws -> Frame? {
-        let shape = (frame.sampleRate, frame.channelCount, frame.format)
-        if frame.sampleRate == format.sampleRate, frame.channelCount == format.channels,
-           frame.format == SampleFormat.floatPlanar.rawValue, resampler == nil {
-            return frame
-        }
-        if resampler == nil || resamplerInput! != shape {
-            resampler = try Resampler(inputRate: frame.sampleRate, inputChannels: frame.channelCount, inputFormat: frame.format,
-                                      outputRate: format.sampleRate, outputChannels: format.channels,
-                                      outputFormat: .floatPlanar)
-            resamplerInput = shape
-        }
-        return try resampler!.convert(frame)
-    }
-
     /// Encodes every whole frame the FIFO holds.
     private func encodeReady(flushing: Bool = false) throws -> Bool {
         while fifo.count >= frameSize || (flushing && fifo.count > 0) {
@@ -185,7 +171,7 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
     }
 
     func finish() throws {
-        if !isDone, let r = resampler, let tail = try r.convert(nil), let start = writeSample {
+        if !isDone, let tail = try converter.flush(), let start = writeSample {
             var keep = tail.sampleCount
             if let limit = sampleLimit { keep = Int(min(Int64(keep), limit - start)) }
             if keep > 0 { try fifo.write(tail, from: 0, count: keep) }
