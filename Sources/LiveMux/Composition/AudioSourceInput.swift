@@ -26,6 +26,9 @@ final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
         var ended = false
         /// The mix wants no more.
         var closed = false
+        /// The last take found the source late at its deadline: the mix does not wait for it again
+        /// until a take finds its samples there.
+        var late = false
     }
     private let state: Locked<State>
 
@@ -93,6 +96,9 @@ final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
     /// The `count` samples from capture time `time` on, silence where the source has none (it
     /// started later, is away, or is later than `deadline`, µs on the monotonic clock; nil waits
     /// as long as it takes). What the mix took is gone: samples for it that come later are dropped.
+    /// A live source found late is not waited for again until it has caught up: one that is away
+    /// (filled 200 ms behind the clock: `DeviceReopening.fillLag`) or stalled would make every
+    /// frame wait the whole `deadline`, and the mix fall behind the clock by the fill's lag.
     func take(at time: Int64, count: Int, deadline: Int64?) throws -> Frame {
         let n = Int64(count)
         let rate = Rational(1, Int32(self.rate))
@@ -102,7 +108,9 @@ final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
             return s.headIndex + Int64(s.fifo.count) >= end || s.fifo.count >= capacity || s.ended || s.closed
         }
         let out = try Frame.silence(samples: count, format: .floatPlanar, sampleRate: self.rate, channels: converter.format.channels)
-        try state.withLock(waitingUntil: covered, deadline: live ? deadline : nil) { s, _ in
+        let wait = live ? (state.withLock { $0.late } ? 0 : deadline) : nil
+        try state.withLock(waitingUntil: covered, deadline: wait) { s, ready in
+            s.late = live && !ready
             guard let anchor = s.anchorTime else { return }
             let start = s.anchorIndex + Timestamp.rescale(time - anchor, from: .microseconds, to: rate)
             if start > s.headIndex {
