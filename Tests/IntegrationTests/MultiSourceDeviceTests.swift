@@ -24,7 +24,7 @@ final class MultiSourceDeviceTests: XCTestCase {
     static let steadyStep = 0.25
     /// Moves larger than that allowed in a recording: a1 delivering later than the mix waits (a
     /// stall on a loaded machine) stays shifted by the delay (AudioSourceInput appends what comes
-    /// late within 20 ms): seen in 2 of 9 runs, 0.5 and 3.6 ms.
+    /// late within 20 ms): seen in 4 of 13 runs, 0.5–3.9 ms.
     static let allowedSteps = 2
     /// An AAC frame (ms): what the issue lets the mix add to capture → bytes latency.
     static let aacFrame = 1024.0 / 48
@@ -119,7 +119,7 @@ extension MultiSourceDeviceTests {
     /// screen and both, recorded side by side (the same devices, the same load). The mix waits
     /// for a1's samples under each a0 frame, up to one of a1's fragments (20 ms) depending on how
     /// their packets fall, and the limiter looks 5 ms ahead: +10…+27 ms of p99 measured, more
-    /// than the issue's one AAC frame (21.3 ms) in 5 of 9 runs (docs/devices.md). Asserted: no more
+    /// than the issue's one AAC frame (21.3 ms) in 6 of 13 runs (docs/devices.md). Asserted: no more
     /// than the mix's bound on waiting for a late source (`AudioMixer.liveWaitMicroseconds`).
     func testMixLatencyAgainstOneMicrophone() throws {
         let rig = try startRig(.sameDaemon)
