@@ -7,12 +7,22 @@ import XCTest
 /// (Tests/TruthSource/truth-source.c, built here with gcc) that beeps into the pipe and flashes
 /// the screen at the same monotonic instants, and on demand a tone played into the null sink
 /// (`playTone`). `stop()` ends every process it started.
+/// On demand a second microphone, `rig_mic2`, in the same daemon or in a second one of its own
+/// (so that it can fail alone), into which the truth source writes a second beep train.
 final class DeviceRig {
+    /// Where the second microphone is.
+    enum SecondMicrophone { case none, sameDaemon, ownDaemon }
     let dir: String
     /// The X display, such as ":3".
     private(set) var display = ""
     /// The pipe source's name: `pulse:rig_mic`; the null sink's monitor is `rig_sink.monitor`.
     static let microphone = "rig_mic", sink = "rig_sink", sinkMonitor = "rig_sink.monitor"
+    /// The second microphone's pipe source: `pulse:rig_mic2`.
+    static let secondMicrophone = "rig_mic2"
+    /// The second train (truth-source.c): its pitch (Hz), how long (s) after each flash its beep
+    /// starts, and its level (dBFS; the first train's is `beepDBFS`).
+    static let secondBeepHz = 2500, secondBeepOffset = 0.25, secondBeepDBFS = -12.2
+    static let beepHz = 1000, beepDBFS = -6.2
     /// The rate the pipe source is labelled with (the truth source may feed another).
     static let labelledRate = 48000
     /// The screen: small, so encoding costs little on a shared machine.
@@ -25,9 +35,14 @@ final class DeviceRig {
     private var truth: ChildProcess?
     private var truthOutput: PipeReader?
     private var tone: ChildProcess?
+    let second: SecondMicrophone
+    private var secondPulse: ChildProcess?
 
     var pipePath: String { "\(dir)/mic.fifo" }
     var socketPath: String { "\(dir)/pulse.socket" }
+    var secondPipePath: String { "\(dir)/mic2.fifo" }
+    /// The second daemon's socket (`.ownDaemon`): give livemux `--audio-opt server=unix:…`.
+    var secondSocketPath: String { "\(dir)/pulse2.socket" }
     /// What livemux (and pactl, ffmpeg) need to find the rig's display and daemon. The ALSA
     /// `pulse` device (libasound2-plugins) follows PULSE_SERVER too and records the default
     /// source, the pipe.
@@ -35,12 +50,16 @@ final class DeviceRig {
         ["DISPLAY": display, "PULSE_SERVER": "unix:\(socketPath)", "XDG_RUNTIME_DIR": "\(dir)/runtime", "HOME": dir]
     }
 
-    init() throws {
+    init(second: SecondMicrophone = .none) throws {
+        self.second = second
         dir = try Tools.temporaryDirectory()
-        try FileManager.default.createDirectory(atPath: "\(dir)/runtime", withIntermediateDirectories: true)
+        for runtime in ["runtime", "runtime2"] {
+            try FileManager.default.createDirectory(atPath: "\(dir)/\(runtime)", withIntermediateDirectories: true)
+        }
         do {
             try startScreen()
             try startPulse()
+            if second == .ownDaemon { try startSecondPulse() }
         } catch {
             stop()
             throw error
@@ -63,34 +82,55 @@ final class DeviceRig {
 
     /// Starts the daemon (again, after `killPulse`) and waits until its socket and pipe exist.
     func startPulse() throws {
+        var modules = [
+            "load-module module-null-sink sink_name=rig_sink",
+            Self.pipeSource(Self.microphone, pipePath),
+            "set-default-source \(Self.microphone)"]
+        var pipes = [pipePath]
+        if second == .sameDaemon {
+            modules.insert(Self.pipeSource(Self.secondMicrophone, secondPipePath), at: 2)
+            pipes.append(secondPipePath)
+        }
+        pulse = try launchPulse(name: "pulse", socket: socketPath, modules: modules, pipes: pipes, environment: environment)
+    }
+
+    /// Starts the second daemon (`.ownDaemon`; again, after `killSecondPulse`), whose only source
+    /// is the second microphone.
+    func startSecondPulse() throws {
+        let environment = ["PULSE_SERVER": "unix:\(secondSocketPath)", "XDG_RUNTIME_DIR": "\(dir)/runtime2", "HOME": dir]
+        secondPulse = try launchPulse(name: "pulse2", socket: secondSocketPath,
+                                      modules: [Self.pipeSource(Self.secondMicrophone, secondPipePath)],
+                                      pipes: [secondPipePath], environment: environment)
+    }
+
+    private static func pipeSource(_ name: String, _ pipe: String) -> String {
+        "load-module module-pipe-source source_name=\(name) file=\(pipe) format=s32le rate=\(labelledRate) channels=1"
+    }
+
+    /// Starts a daemon listening on `socket` with `modules` (its script, log and runtime named
+    /// after `name`) and waits until its socket and `pipes` exist.
+    private func launchPulse(name: String, socket: String, modules: [String], pipes: [String],
+                             environment: [String: String]) throws -> ChildProcess {
         // A daemon that was killed leaves its pipe behind, and module-pipe-source refuses one
         // that exists.
-        try? FileManager.default.removeItem(atPath: pipePath)
-        try? FileManager.default.removeItem(atPath: socketPath)
-        let script = """
-        load-module module-native-protocol-unix socket=\(socketPath) auth-anonymous=1
-        load-module module-null-sink sink_name=rig_sink
-        load-module module-pipe-source source_name=\(Self.microphone) file=\(pipePath) format=s32le rate=\(Self.labelledRate) channels=1
-        set-default-source \(Self.microphone)
-        """
-        try script.write(toFile: "\(dir)/rig.pa", atomically: true, encoding: .utf8)
+        for file in pipes + [socket] { try? FileManager.default.removeItem(atPath: file) }
+        let script = (["load-module module-native-protocol-unix socket=\(socket) auth-anonymous=1"] + modules).joined(separator: "\n")
+        try script.write(toFile: "\(dir)/\(name).pa", atomically: true, encoding: .utf8)
         // As root it must be told not to exit, not to take real-time priority on a shared machine,
         // and not to kill itself when a loaded machine makes it look busy.
         let process = try ChildProcess("/usr/bin/pulseaudio", [
             "-n", "--daemonize=no", "--exit-idle-time=-1", "--realtime=no", "--high-priority=no",
-            "--no-cpu-limit", "--use-pid-file=no", "--log-target=file:\(dir)/pulse.log", "-F", "\(dir)/rig.pa"],
+            "--no-cpu-limit", "--use-pid-file=no", "--log-target=file:\(dir)/\(name).log", "-F", "\(dir)/\(name).pa"],
             environment: environment)
-        pulse = process
-        // The daemon creates its socket and the pipe once its modules are loaded: only files are
+        // The daemon creates its socket and the pipes once its modules are loaded: only files are
         // looked at, no client that could wait on a half-started daemon, and with a deadline.
         let deadline = Date().addingTimeInterval(Self.startTimeout)
         while Date() < deadline && process.isRunning {
-            if FileManager.default.fileExists(atPath: pipePath) && FileManager.default.fileExists(atPath: socketPath) { return }
+            if (pipes + [socket]).allSatisfy({ FileManager.default.fileExists(atPath: $0) }) { return process }
             usleep(20_000)
         }
-        let log = (try? String(contentsOfFile: "\(dir)/pulse.log", encoding: .utf8)) ?? ""
+        let log = (try? String(contentsOfFile: "\(dir)/\(name).log", encoding: .utf8)) ?? ""
         process.end()
-        pulse = nil
         throw SetupError("the private PulseAudio daemon did not start within \(Self.startTimeout) s: \(log.suffix(800))")
     }
 
@@ -123,6 +163,11 @@ final class DeviceRig {
         pulse?.end(signal: SIGKILL)
     }
 
+    /// Kills the second daemon (`.ownDaemon`) as a crash would: only the second microphone fails.
+    func killSecondPulse() {
+        secondPulse?.end(signal: SIGKILL)
+    }
+
     /// Stops the daemon where it is (SIGSTOP), as a hung one would: its clients' connections stay
     /// open and nothing arrives on them. `resumePulse` lets it go on.
     func pausePulse() {
@@ -143,9 +188,11 @@ final class DeviceRig {
     }
 
     /// Starts beeping and flashing for `seconds`, feeding the pipe `rate` samples per second of the
-    /// monotonic clock (the source is labelled 48 kHz whatever it is fed).
+    /// monotonic clock (the source is labelled 48 kHz whatever it is fed), and the second
+    /// microphone's pipe its train when the rig has one.
     func startTruth(seconds: Double, rate: Double = Double(labelledRate)) throws {
-        let process = try ChildProcess(try Self.truthBinary.get(), [pipePath, display, String(seconds), String(rate)], stdout: .pipe)
+        let arguments = [pipePath, display, String(seconds), String(rate)] + (second == .none ? [] : [secondPipePath])
+        let process = try ChildProcess(try Self.truthBinary.get(), arguments, stdout: .pipe)
         truth = process
         truthOutput = PipeReader(process.stdout)
     }
@@ -177,6 +224,9 @@ final class DeviceRig {
         }
         /// Per flash k (index k − 1).
         var flashes: [Flash] = []
+        /// Per flash k (index k − 1), how late (ms) the samples holding the second train's beep
+        /// onset were written (a rig with a second microphone).
+        var secondBeepsLate: [Double] = []
         /// The worst lateness of anything it did (ms).
         var late: Double?
     }
@@ -196,6 +246,7 @@ final class DeviceRig {
             case ("flash", let n) where n > 3:
                 let values = parts.dropFirst(2).map { (Double($0) ?? .infinity) / 1000 }
                 report.flashes.append(.init(beepLate: values[0], drawn: Array(values.dropFirst())))
+            case ("beep2", 3): report.secondBeepsLate.append((Double(parts[2]) ?? .infinity) / 1000)
             default: break
             }
         }
@@ -207,6 +258,8 @@ final class DeviceRig {
         for process in [truth, tone, xvfb].compactMap({ $0 }) { process.end() }
         resumePulse()  // a paused daemon would take the SIGTERM only once it runs again
         pulse?.end()
+        secondPulse?.end()
+        secondPulse = nil
         truth = nil
         tone = nil
         pulse = nil

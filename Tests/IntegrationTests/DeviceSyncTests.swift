@@ -22,7 +22,12 @@ final class DeviceSyncTests: XCTestCase {
     struct Run {
         /// Beep onset − flash instant (ms), per flash kept.
         let offsets: [Double]
+        /// The flashes kept: which truth flash each is (k ≥ 1) and its instant (s, media time).
+        let flashes: [(number: Int, instant: Double)]
+        let truth: DeviceRig.TruthReport
+        /// The last `--stats` line, and every one.
         let stats: [String: Any]
+        let statsLines: [[String: Any]]
         let path: String
         let result: Tools.Result
     }
@@ -52,13 +57,19 @@ final class DeviceSyncTests: XCTestCase {
         let start = try XCTUnwrap(truth.start, "the truth source's start")
         let nominal = frames.map { DeviceSyncAnalysis.instant($0, drawn: nil, period: Self.frame / 1000) * 1000 }
         let numbers = DeviceSyncAnalysis.flashNumbers(nominal, truthStart: start, roughZero: launched + Self.startup)
-        let kept = zip(frames, numbers).compactMap { frame, k -> Double? in
+        let kept = zip(frames, numbers).compactMap { frame, k -> (number: Int, instant: Double)? in
             guard k >= 1, k <= truth.flashes.count, truth.flashes[k - 1].beepLate <= Self.truthTolerance else { return nil }
-            return DeviceSyncAnalysis.instant(frame, drawn: truth.flashes[k - 1].drawn, period: Self.frame / 1000)
+            return (k, DeviceSyncAnalysis.instant(frame, drawn: truth.flashes[k - 1].drawn, period: Self.frame / 1000))
         }
         XCTAssertGreaterThanOrEqual(kept.count, frames.count / 2, "flashes whose beep the truth source wrote on time: \(truth.flashes.map(\.beepLate))")
-        let offsets = kept.map { f in ((onsets.min { abs($0 - f) < abs($1 - f) } ?? .infinity) - f) * 1000 }
-        return Run(offsets: offsets, stats: try XCTUnwrap(TimingTests.statsLines(stats).last), path: path, result: r)
+        let lines = try TimingTests.statsLines(stats)
+        return Run(offsets: Self.offsets(onsets, from: kept.map(\.instant)), flashes: kept, truth: truth,
+                   stats: try XCTUnwrap(lines.last), statsLines: lines, path: path, result: r)
+    }
+
+    /// Per instant (s), the nearest onset less it (ms).
+    static func offsets(_ onsets: [Double], from instants: [Double]) -> [Double] {
+        instants.map { f in ((onsets.min { abs($0 - f) < abs($1 - f) } ?? .infinity) - f) * 1000 }
     }
 
     /// Every beep within one frame of its flash and the mean within ±20 ms; no trend: the medians

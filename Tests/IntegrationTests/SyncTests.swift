@@ -75,12 +75,13 @@ enum SyncAnalysis {
 
     /// Times (s) where a beep starts: the first sample above half the loudest, at least half a
     /// second after the previous beep's last loud sample. Sample 0 is the first audio packet's time.
-    static func beepOnsets(_ path: String, rate: Int) throws -> [Double] {
+    /// `filter`: an ffmpeg audio filter applied first (a band-pass picks one pitch of a mix).
+    static func beepOnsets(_ path: String, rate: Int, filter: String? = nil) throws -> [Double] {
         let probe = try Tools.run("ffprobe", ["-v", "error", "-of", "csv=p=0", "-select_streams", "a", "-show_entries",
                                               "packet=pts_time", "-read_intervals", "%+#1", path])
         let start = try XCTUnwrap(Double(probe.stdoutText.split(separator: "\n").first ?? ""), "first audio pts")
-        let r = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-vn", "-ac", "1", "-ar", String(rate),
-                                         "-f", "s16le", "-acodec", "pcm_s16le", "-"])
+        let r = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-vn", "-ac", "1", "-ar", String(rate)]
+                              + (filter.map { ["-af", $0] } ?? []) + ["-f", "s16le", "-acodec", "pcm_s16le", "-"])
         XCTAssertEqual(r.status, 0, r.stderr)
         let samples: [Int16] = r.stdout.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
         let peak = samples.map { abs(Int($0)) }.max() ?? 0

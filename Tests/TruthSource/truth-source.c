@@ -1,7 +1,7 @@
 /* The device rig's truth source (Tests/IntegrationTests/DeviceRig.swift): a microphone and a
  * screen whose every event is known on the monotonic clock.
  *
- *   truth-source FIFO DISPLAY SECONDS RATE
+ *   truth-source FIFO DISPLAY SECONDS RATE [FIFO2]
  *
  * Writes signed 32-bit mono samples into FIFO (a module-pipe-source's pipe) at RATE samples per
  * second of the monotonic clock, in 5 ms chunks without ever blocking, each written once its last sample is "captured":
@@ -12,7 +12,11 @@
  * Prints "start T0 WALL" (µs on the monotonic and the wall clock), "flash K LATE D0 … D8" for
  * every flash (k >= 1; how late in µs the write holding its beep onset was, and when each of the
  * flash's 9 draws was done, µs after the flash instant: the test reads a frame's grab time from
- * them, and leaves out a flash whose beep was written late) and, at the end, "late MAX" (the worst lateness of any write or draw) and "dropped N" (samples nobody read). */
+ * them, and leaves out a flash whose beep was written late) and, at the end, "late MAX" (the worst lateness of any write or draw) and "dropped N" (samples nobody read).
+ * With FIFO2 (a second microphone) it writes there, in the same chunks, a second beep train: 2500 Hz at
+ * half the amplitude, each beep BEEP2_OFFSET_NS (250 ms) after its flash, so a mix of the two
+ * keeps them apart in time and in pitch; and prints "beep2 K LATE" per flash (how late the write
+ * holding that beep's onset was, µs) and "dropped2 N". */
 #include <X11/Xlib.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -42,9 +46,14 @@
 #define RAMP_STEPS 8
 #define RAMP_LEVEL 16
 #define BEEP_HZ 1000.0
+/* The second microphone's train: another pitch, half the amplitude (-12 dBFS against -6), a
+ * quarter period after each flash (never overlapping the first train's 100 ms beeps). */
+#define BEEP2_HZ 2500.0
+#define BEEP2_OFFSET_NS 250000000LL
 /* 32-bit samples: module-pipe-source reads its pipe 4096 bytes at a time, 43 ms of 16-bit mono
  * (no microphone delivers such blocks) but 21 ms of 32-bit mono, a microphone's period. */
 #define AMPLITUDE 16000.0
+#define AMPLITUDE2 8000.0
 /* More than this many bytes (0.5 s) waiting in the pipe means nobody is reading it: the chunk is
  * dropped, as a microphone's samples are when nobody records, so the pipe never fills and a write
  * never blocks. A daemon that is merely slow (a loaded machine) catches up from its backlog. */
@@ -95,15 +104,38 @@ static void fill(Display *d, unsigned long pixel) {
 static int64_t drawn[MAX_FLASHES][RAMP_STEPS + 1];
 
 /* The microphone, on a thread of its own so that no draw (which waits for Xvfb) delays a write. */
-struct audio {
+/* One microphone's beep train: where it goes, its pitch, level and delay after each flash. */
+struct train {
     const char *path;
-    double rate;
+    double hz, amplitude, offset;  /* offset: seconds after the flash instant */
     int fd;
-    int64_t t0, end, late;
     long dropped;
     /* Per flash, how late the write of the chunk holding its beep's onset was (ns). */
     int64_t beep_late[MAX_FLASHES];
 };
+
+struct audio {
+    double rate;
+    int64_t t0, end, late;
+    struct train trains[2];
+    int train_count;
+};
+
+/* Fills `count` samples from sample `first` on with train t's beeps; notes the lateness `late`
+ * of the chunk that holds a beep's onset. */
+static void beep(struct train *t, double rate, int64_t first, int count, int64_t late, int32_t *buffer) {
+    double period = PERIOD_NS / 1e9;
+    for (int i = 0; i < count; i++) {
+        double at = (double)(first + i) / rate - t->offset;   /* seconds since t0, less the offset */
+        double into = at - period * floor(at / period);      /* seconds into this period */
+        int beeping = at >= period && into < BEEP_NS / 1e9;
+        if (beeping && into * rate < 1) {
+            int k = (int)floor(at / period) - 1;
+            if (k >= 0 && k < MAX_FLASHES) t->beep_late[k] = late;
+        }
+        buffer[i] = beeping ? (int32_t)(t->amplitude * 65536 * sin(2 * M_PI * t->hz * into)) : 0;
+    }
+}
 
 static void *write_audio(void *context) {
     struct audio *a = context;
@@ -117,18 +149,11 @@ static void *write_audio(void *context) {
         int64_t total = (int64_t)floor((double)(next_chunk - a->t0) * a->rate / 1e9);
         int count = (int)(total - written);
         if (count > 4096) count = 4096;
-        for (int i = 0; i < count; i++) {
-            int64_t n = written + i;
-            double at = (double)n / a->rate, period = PERIOD_NS / 1e9;  /* seconds since t0 */
-            double into = at - period * floor(at / period);             /* seconds into this period */
-            int beeping = at >= period && into < BEEP_NS / 1e9;
-            if (beeping && into * a->rate < 1) {
-                int k = (int)floor(at / period) - 1;
-                if (k >= 0 && k < MAX_FLASHES) a->beep_late[k] = l;
-            }
-            buffer[i] = beeping ? (int32_t)(AMPLITUDE * 65536 * sin(2 * M_PI * BEEP_HZ * into)) : 0;
+        for (int t = 0; t < a->train_count; t++) {
+            struct train *train = &a->trains[t];
+            beep(train, a->rate, written, count, l, buffer);
+            train->fd = write_chunk(train->fd, train->path, buffer, count, &train->dropped);
         }
-        a->fd = write_chunk(a->fd, a->path, buffer, count, &a->dropped);
         written += count;
         next_chunk += CHUNK_NS;
     }
@@ -136,8 +161,8 @@ static void *write_audio(void *context) {
 }
 
 int main(int argc, char **argv) {
-    if (argc != 5) {
-        fprintf(stderr, "usage: truth-source FIFO DISPLAY SECONDS RATE\n");
+    if (argc != 5 && argc != 6) {
+        fprintf(stderr, "usage: truth-source FIFO DISPLAY SECONDS RATE [FIFO2]\n");
         return 64;
     }
     double seconds = atof(argv[3]), rate = atof(argv[4]);
@@ -153,9 +178,13 @@ int main(int argc, char **argv) {
     if (!display) { fprintf(stderr, "truth-source: cannot open display %s\n", argv[2]); return 1; }
     int s = DefaultScreen(display);
     fill(display, BlackPixel(display, s));
-    struct audio a = { .path = argv[1], .rate = rate };
-    a.fd = open_pipe(argv[1]);
-    if (a.fd < 0) { fprintf(stderr, "truth-source: open %s: %s\n", argv[1], strerror(errno)); return 1; }
+    struct audio a = { .rate = rate, .train_count = argc - 4 };
+    a.trains[0] = (struct train){ .path = argv[1], .hz = BEEP_HZ, .amplitude = AMPLITUDE };
+    if (argc == 6) a.trains[1] = (struct train){ .path = argv[5], .hz = BEEP2_HZ, .amplitude = AMPLITUDE2, .offset = BEEP2_OFFSET_NS / 1e9 };
+    for (int t = 0; t < a.train_count; t++) {
+        a.trains[t].fd = open_pipe(a.trains[t].path);
+        if (a.trains[t].fd < 0) { fprintf(stderr, "truth-source: open %s: %s\n", a.trains[t].path, strerror(errno)); return 1; }
+    }
 
     int64_t t0 = now_ns();
     a.t0 = t0;
@@ -186,14 +215,15 @@ int main(int argc, char **argv) {
     stopping = 1;
     pthread_join(writer, NULL);
     for (int k = 0; k < flash_index; k++) {
-        printf("flash %d %lld", k + 1, (long long)(a.beep_late[k] / 1000));
+        printf("flash %d %lld", k + 1, (long long)(a.trains[0].beep_late[k] / 1000));
         for (int step = 0; step <= RAMP_STEPS; step++) printf(" %lld", (long long)(drawn[k][step] / 1000));
         printf("\n");
+        if (a.train_count > 1) printf("beep2 %d %lld\n", k + 1, (long long)(a.trains[1].beep_late[k] / 1000));
     }
     if (a.late > late) late = a.late;
-    long dropped = a.dropped;
-    printf("late %lld\ndropped %ld\n", (long long)(late / 1000), dropped);
-    if (a.fd >= 0) close(a.fd);
+    printf("late %lld\ndropped %ld\n", (long long)(late / 1000), a.trains[0].dropped);
+    if (a.train_count > 1) printf("dropped2 %ld\n", a.trains[1].dropped);
+    for (int t = 0; t < a.train_count; t++) if (a.trains[t].fd >= 0) close(a.trains[t].fd);
     XCloseDisplay(display);
     return 0;
 }

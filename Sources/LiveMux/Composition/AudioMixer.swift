@@ -20,6 +20,11 @@ final class AudioMixer: FrameConsumer, @unchecked Sendable {
     private var fed: Int64 = 0
     /// Where the fed samples were captured: (sample, capture time, wall time) per frame fed.
     private var anchors: [(sample: Int64, time: Int64, wall: Int64)] = []
+    /// The mix's clock: the first source's capture time at sample `sample` of what was fed. The
+    /// other sources are taken at it, not at each frame's own stamp: a device's stamps wander
+    /// around its sample count (pulse: 10 ms and more), and following them would cut or pad the
+    /// other sources' samples at every frame and move them against the first.
+    private var clock: (time: Int64, sample: Int64)?
     private let mixed: Frame
 
     /// How long a live mix waits for a late source: longer than a device's packet interval
@@ -43,7 +48,8 @@ final class AudioMixer: FrameConsumer, @unchecked Sendable {
         guard let first = try converter.convert(frame) else { return true }
         let count = first.sampleCount
         let deadline = waitLimit.map { Timestamp.monotonicMicroseconds() + $0 }
-        let others = try inputs.map { try $0.take(at: time, count: count, deadline: deadline) }
+        let at = mixTime(following: time)
+        let others = try inputs.map { try $0.take(at: at, count: count, deadline: deadline) }
         anchors.append((fed, time, wallTime))
         for (i, input) in ([first] + others).enumerated() {
             input.pts = fed
@@ -51,6 +57,18 @@ final class AudioMixer: FrameConsumer, @unchecked Sendable {
         }
         fed += Int64(count)
         return try handOn(graph)
+    }
+
+    /// Where the frame the first source stamped `time` starts on the mix's clock: after what was
+    /// fed, unless the stamp is further than `AudioSourceInput.realignMicroseconds` away (the
+    /// source's clock stepped, or it came back after a gap), where the clock starts over.
+    private func mixTime(following time: Int64) -> Int64 {
+        let expected = clock.map { $0.time + Timestamp.rescale(fed - $0.sample, from: sampleRate, to: .microseconds) }
+        guard let expected, abs(time - expected) <= AudioSourceInput.realignMicroseconds else {
+            clock = (time, fed)
+            return time
+        }
+        return expected
     }
 
     /// Hands every frame the graph has ready to the encoder, at the capture time of its first

@@ -26,9 +26,9 @@ final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
         var ended = false
         /// The mix wants no more.
         var closed = false
-        /// The last `take` gave up waiting: until the source delivers again, the mix does not
-        /// wait for it (a stalled device would otherwise hold back every frame of the first).
-        var missed = false
+        /// The last take found the source late at its deadline: the mix does not wait for it again
+        /// until a take finds its samples there.
+        var late = false
     }
     private let state: Locked<State>
 
@@ -65,7 +65,6 @@ final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
     /// Appends `frame` after what the FIFO holds, or at its own time when that is further than
     /// `realignMicroseconds` away.
     private func place(_ frame: Frame, at time: Int64, in s: inout State) throws {
-        s.missed = false
         guard let anchor = s.anchorTime else {
             (s.anchorTime, s.anchorIndex) = (time, s.headIndex)
             try s.fifo.write(frame, from: 0, count: frame.sampleCount)
@@ -97,12 +96,15 @@ final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
     /// The `count` samples from capture time `time` on, silence where the source has none (it
     /// started later, is away, or is later than `deadline`, µs on the monotonic clock; nil waits
     /// as long as it takes). What the mix took is gone: samples for it that come later are dropped.
+    /// A live source found late is not waited for again until it has caught up: one that is away
+    /// (filled 200 ms behind the clock: `DeviceReopening.fillLag`) or stalled would make every
+    /// frame wait the whole `deadline`, and the mix fall behind the clock by the fill's lag.
     func take(at time: Int64, count: Int, deadline: Int64?) throws -> Frame {
         let n = Int64(count)
         let rate = Rational(1, Int32(self.rate))
         let start = { (s: State) in s.anchorTime.map { s.anchorIndex + Timestamp.rescale(time - $0, from: .microseconds, to: rate) } }
-        let covered = { [live] (s: State) -> Bool in
-            if s.ended || s.closed || (live && s.missed) { return true }
+        let covered = { (s: State) -> Bool in
+            if s.ended || s.closed { return true }
             guard let first = start(s) else { return false }
             return s.headIndex + Int64(s.fifo.count) >= first + n
         }
@@ -110,10 +112,11 @@ final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
         // source far ahead of a stretch it never filled makes room and goes on.
         let wake = { [capacity] (s: State) in covered(s) || s.fifo.count >= capacity }
         let out = try Frame.silence(samples: count, format: .floatPlanar, sampleRate: self.rate, channels: converter.format.channels)
+        let wait = live ? (state.withLock { $0.late } ? 0 : deadline) : nil
         var taken = false
         while !taken {
-            taken = try state.withLock(waitingUntil: wake, deadline: live ? deadline : nil) { s, woken in
-                if live && !woken { s.missed = true }
+            taken = try state.withLock(waitingUntil: wake, deadline: wait) { s, _ in
+                s.late = live && !covered(s)
                 guard let first = start(s) else { return true }
                 if first > s.headIndex {
                     s.fifo.drain(Int(min(first - s.headIndex, Int64(Int.max))))
