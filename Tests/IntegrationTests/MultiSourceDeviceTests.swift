@@ -118,9 +118,10 @@ extension MultiSourceDeviceTests {
     /// Capture → bytes (DeviceLatencyTests' measure) of the screen and one microphone, and of the
     /// screen and both, recorded side by side (the same devices, the same load). The mix waits
     /// for a1's samples under each a0 frame, up to one of a1's fragments (20 ms) depending on how
-    /// their packets fall, and the limiter looks 5 ms ahead: +10…+27 ms of p99 measured, more
-    /// than the one AAC frame (21.3 ms) in 6 of 13 runs (docs/devices.md). Asserted: no more
-    /// than the mix's bound on waiting for a late source (`AudioMixer.liveWaitMicroseconds`).
+    /// their packets fall: +4…+17 ms of p99 measured in 6 runs, under the one AAC frame
+    /// (21.3 ms), which the phase of a1's packets leaves too little margin to assert on a loaded
+    /// machine (docs/devices.md). Asserted: no more than the mix's bound on waiting for a late
+    /// source (`AudioMixer.liveWaitMicroseconds`).
     func testMixLatencyAgainstOneMicrophone() throws {
         let rig = try startRig(.sameDaemon)
         let runs = try DeviceLatencyTests.measure(on: rig, runs: [[], Self.secondSource(rig)])

@@ -6,6 +6,13 @@ enum GraphDescription {
     static let videoOutput = "vout", audioOutput = "aout"
     /// The limiter's ceiling: sources at full scale added up come out just under it, never clipped.
     static let limiterCeiling = 0.944  // −0.5 dBFS
+    /// Its look-ahead, the least alimiter takes: a live mix cannot wait for more. Compensating it
+    /// (`latency=1`) held each frame's last 5 ms (the default attack) back until the next frame
+    /// came, and an AAC frame ending there waited a whole device packet; uncompensated, 0.1 ms
+    /// only moves the sound that much later.
+    static let limiterAttackMilliseconds = 0.1
+    /// alimiter refuses a look-ahead under a sample or so (0.1 ms is less than one at 8 kHz).
+    static let limiterAttackSamples = 2.0
     /// The picture-in-picture's width and margin, as fractions of the output width.
     static let pipWidthFraction = 4, pipMarginFraction = 40
 
@@ -54,7 +61,8 @@ enum GraphDescription {
         return parts.joined(separator: ";")
     }
 
-    static func audio(count: Int, _ c: Composition) -> String? {
+    /// `sampleRate`: the mix's, which the limiter's look-ahead is counted in.
+    static func audio(count: Int, sampleRate: Int, _ c: Composition) -> String? {
         if let graph = c.audioGraph { return graph }
         let gains = (0..<count).map { c.gains[$0] ?? 1 }
         guard count > 1 || c.audioFilter != nil || gains[0] != 1 else { return nil }
@@ -68,7 +76,7 @@ enum GraphDescription {
         if count > 1 {
             // Summed at unity (amix would divide by the count), then limited: never clipped.
             chain += "amix=inputs=\(count):normalize=0:duration=first:dropout_transition=0,"
-                + "alimiter=limit=\(limiterCeiling):level=0:latency=1"
+                + "alimiter=limit=\(limiterCeiling):attack=\(max(limiterAttackMilliseconds, limiterAttackSamples * 1000 / Double(sampleRate))):level=0"
         } else {
             chain += "anull"
         }

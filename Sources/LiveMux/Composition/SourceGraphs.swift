@@ -30,7 +30,7 @@ struct SourceGraphs {
         }
         if let format = audioFormat {
             let layout = format.channels == 1 ? "mono" : "stereo"
-            audio = try GraphDescription.audio(count: sources.audio.count, c).map { text in
+            audio = try GraphDescription.audio(count: sources.audio.count, sampleRate: format.sampleRate, c).map { text in
                 let inputs = sources.audio.indices.map { i in
                     ProcessingGraph.Input(label: "a\(i)", mediaType: .audio, arguments: "sample_rate=\(format.sampleRate)"
                                           + ":sample_fmt=\(SampleFormat.floatPlanar):channel_layout=\(layout):time_base=1/\(format.sampleRate)")
