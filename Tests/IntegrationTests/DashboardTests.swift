@@ -146,14 +146,16 @@ final class DashboardTests: TemporaryDirectoryTestCase {
     /// The page in headless Chromium (scripts/browse, over the DevTools protocol): after its
     /// script ran, its values are the stream's and they move between two loads, the snapshot
     /// loaded at the width asked and shows the SMPTE bars where the page placed it (read from the
-    /// screenshot), and neither the console nor the page's own error box has an error. The second
+    /// screenshot), each audio source's level shows, and neither the console nor the page's own
+    /// error box has an error. The second
     /// load's screenshot is kept in .build/artefacts/DashboardTests/.
     func testThePageWorksInChromium() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") else {
             return XCTFail("no /usr/bin/chromium: run scripts/setup --test")
         }
         let serve = try ServingLivemux(["serve", "--listen", "127.0.0.1:0", "-t", "30",
-                                        "--video", "lavfi:smptebars=size=640x360:rate=30"], directory: dir)
+                                        "--video", "lavfi:smptebars=size=640x360:rate=30",
+                                        "--audio", "lavfi:sine", "--audio", "lavfi:sine=frequency=1000,volume=0.25"], directory: dir)
         let page = try XCTUnwrap(serve.dashboardURL(), serve.stderr)
         let artefacts = Tools.packageRoot.appendingPathComponent(".build/artefacts/DashboardTests").path
         try FileManager.default.createDirectory(atPath: artefacts, withIntermediateDirectories: true)
@@ -183,6 +185,12 @@ final class DashboardTests: TemporaryDirectoryTestCase {
             XCTAssertNotNil(html.firstMatch(of: /data-stat="viewers.count">0</), "the viewers: \(html)")
             let videoRate = html.firstMatch(of: /data-stat="video.bitrate_kbps">([0-9.]+)</).flatMap { Double($0.1) }
             XCTAssertGreaterThan(videoRate ?? 0, 0, "video bit rate: \(html)")
+            if load == 1 {
+                // Each audio source's level: the tone at −18.1 dBFS, the other 12 dB under it.
+                let levels = html.matches(of: /data-stat="sources.peak_dbfs">(-?[0-9.]+) dBFS</).compactMap { Double($0.1) }
+                XCTAssertEqual(levels.count, 2, "audio levels: \(html)")
+                for (level, expected) in zip(levels, [-18.1, -30.1]) { XCTAssertEqual(level, expected, accuracy: 0.5) }
+            }
         }
         XCTAssertGreaterThan(times[1], times[0] + 1, "the values move: \(times)")
 
