@@ -152,8 +152,8 @@ final class AdaptiveBitrateTests: TemporaryDirectoryTestCase {
             try self.proxy($0, to: $1, schedule: "0:10000000,4:1000000,24:10000000", script: "bucket-proxy", ["--burst", "32768", "--rcvbuf", "8192"])
         })
         assertSettled(push, from: 10, to: 24, link: 1000)
-        // This path hides a probe for 10 s (48 KiB at 4% of 1 Mbit/s) and passes keyframes at
-        // once: only a probe that holds shows the link back, after its learnt 12–16 s (docs/latency.md).
+        // This path hides a probe for 11 s (48 KiB at 3.5% of 1 Mbit/s) and passes keyframes at
+        // once: only a probe that holds shows the link back, after its learnt 13–16 s (docs/latency.md).
         try assertRecovered(push, opened: 24, level: 1600, within: 24)
     }
 

@@ -25,8 +25,8 @@ struct BitrateController {
     static let holdShare = 0.88
     /// Of the ceiling, what a probe sends: enough over the link to show a queue, little enough
     /// that video stays under 95% of a link that carries 128k audio too (x264 overshoots its
-    /// target by up to 4% over a GOP).
-    static let probeShare = 1.04
+    /// target by 4% over a GOP).
+    static let probeShare = 1.035
     /// A backlog is planned to drain within this many seconds after a step down.
     static let drainSeconds = 4.0
     /// Steps down at most this often (µs), and then only while the backlog still grows: the
@@ -38,10 +38,10 @@ struct BitrateController {
     static let increaseInterval: Int64 = 1_000_000
     static let maxRise = 1.25
     /// How long a probe must go without a queue before it counts as held (µs). A token bucket or
-    /// a buffer on the path hides a probe until it is full (48 KiB at 4% of 1 Mbit/s: 10 s), so
+    /// a buffer on the path hides a probe until it is full (48 KiB at 3.5% of 1 Mbit/s: 11 s), so
     /// at first long, then learnt: a quarter longer than the last failed probe took to show its
     /// queue, at least a GOP and the encoder's lag, at most `longestProbe`.
-    static let firstProbeHold: Int64 = 12_000_000
+    static let firstProbeHold: Int64 = 14_000_000
     static let shortestProbe: Int64 = 2_500_000
     static let longestProbe: Int64 = 16_000_000
     /// Under a ceiling, keyframes take about as long to get through each GOP (the backlog's
@@ -51,8 +51,8 @@ struct BitrateController {
     static let slowKeyframeMs = 100.0
     static let fasterKeyframe = 0.6
     /// Keyframes are believed only while probes last at most this long (µs): the last failed one
-    /// showed its queue within 6.4 s.
-    static let keyframesTold: Int64 = 8_000_000
+    /// showed its queue within 8 s.
+    static let keyframesTold: Int64 = 10_000_000
     /// Ceilings this close (a share) are the same link for comparing keyframes.
     static let sameCeiling = 0.10
     /// Congestion this soon (µs) after a held probe, on a link no faster than the old ceiling,
