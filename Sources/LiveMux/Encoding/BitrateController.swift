@@ -55,6 +55,8 @@ struct BitrateController {
     static let keyframesTold: Int64 = 10_000_000
     /// Ceilings this close (a share) are the same link for comparing keyframes.
     static let sameCeiling = 0.10
+    /// The most measurements one episode's median is taken over.
+    static let episodeMeasurements = 40
     /// Congestion this soon (µs) after a held probe, on a link no faster than the old ceiling,
     /// means the probe was hidden, not held: the ceiling comes back and probes last twice as long.
     static let probeAftermath: Int64 = 10_000_000
@@ -131,6 +133,8 @@ struct BitrateController {
             cap = nil
         }
         measured.append(s.saturatedBps)
+        // The last `episodeMeasurements` (10 s of samples): a link down for minutes stays bounded.
+        if measured.count > Self.episodeMeasurements { measured.removeFirst() }
         var link = measured.sorted()[measured.count / 2]
         if let held = heldProbe, now - held.time < Self.probeAftermath, link < held.ceiling * Self.probeShare {
             // The probe that held was only hidden by the path: its ceiling comes back for this
