@@ -6,35 +6,57 @@ import POSIX
 ///
 /// - **Backlog**: the age (now − capture time) of the oldest media byte the peer has not
 ///   acknowledged, whether it waits in the kernel, in a write, or in the output's queue.
-/// - **Link rate**: bytes acknowledged per second between samples that both found the kernel
-///   holding at least `busyBytes` (the link was the bottleneck in between: a keyframe, a
-///   congested stretch), over the last `window`; when it was never busy long enough, the rate
-///   bytes were acknowledged at, which is then only a lower bound. A looser "not empty" test
-///   mistook a fast link's brief per-frame bursts for a busy one and measured the stream's own rate.
+/// - **Backlog floor**: the smallest backlog over the last `floorWindow`. A keyframe's burst
+///   lifts the backlog for a few hundred milliseconds and is gone; a floor that stays up is a
+///   standing queue, the stream sending more than the link carries.
+/// - **Backlog peak**: the largest backlog over the last `peakWindow` (a GOP): how long the last
+///   keyframe took to get through.
+/// - **Link rate**: what the peer acknowledged, over `window` (long enough that a burst the path
+///   absorbed, a proxy's or router's buffer or token bucket, adds little), counted only between
+///   samples that both found the kernel holding at least `busyBytes` (the link was the
+///   bottleneck), and never more than the bytes delivered per second over the whole window. Over a
+///   window where it was never busy long enough, the rate bytes were delivered at: the stream's
+///   own rate, a lower bound. Either way it does not read above the link by more than the path's
+///   buffers divided by the window (docs/latency.md).
 /// The peer acknowledges wire bytes (RTMP chunking adds ~1%); they are turned into the bytes the
 /// writer handed over by their running ratio, measured whenever no write is half done.
 struct LinkMonitor {
     struct Status: Sendable, Equatable {
         var backlogMs: Double = 0
+        /// The smallest backlog over the last `floorWindow` (0 until the samples span it), and the
+        /// largest over the last `peakWindow`.
+        var backlogFloorMs: Double = 0
+        var backlogPeakMs: Double = 0
         /// Bits per second the link carried while busy, or nil when it was not busy long enough.
         var capacityBps: Double?
-        /// Bits per second acknowledged over the window.
-        var throughputBps: Double = 0
+        /// Bits per second delivered (acknowledged) over the window, and over the last `floorWindow`
+        /// (0 until the samples span it).
+        var deliveredBps: Double = 0
+        var recentBps: Double = 0
         /// Bits per second of everything but video handed over (audio, container overhead).
         var otherBps: Double = 0
-        /// The link rate to report: the capacity when measured, else the throughput.
-        var linkBps: Double { capacityBps ?? throughputBps }
+        /// The link rate: the capacity when measured (at most what was delivered), else what was delivered.
+        var linkBps: Double { min(capacityBps ?? deliveredBps, deliveredBps) }
+        /// The link rate while a queue has stood for the last `floorWindow`: the link was the
+        /// bottleneck all that while, so what it delivered then is the link, and the capacity bounds
+        /// it once a burst the path absorbed has gone by.
+        var saturatedBps: Double { min(capacityBps ?? recentBps, recentBps) }
     }
 
-    /// Samples older than this are forgotten (µs): two GOPs, so a keyframe's burst is in it.
-    static let window: Int64 = 2_500_000
+    /// Samples older than this are forgotten (µs). A burst of B bytes the path absorbs reads as
+    /// B·8/window bits per second more than the link: 32 KiB over 10 s is 26 kbit/s.
+    static let window: Int64 = 10_000_000
     /// Busy time the capacity needs within the window before it counts (µs).
-    static let minimumBusy: Int64 = 100_000
+    static let minimumBusy: Int64 = 500_000
+    /// The backlog floor is the smallest backlog over this long (µs): longer than a keyframe's burst.
+    static let floorWindow: Int64 = 1_000_000
+    /// The backlog peak is the largest over this long (µs): a GOP at the default `--gop`, so a keyframe is in it.
+    static let peakWindow: Int64 = 2_000_000
     /// What the kernel must hold for the link to count as the bottleneck (bytes).
     static let busyBytes: Int64 = 2048
 
     private struct Handed { let end: Int64; let captureTime: Int64 }
-    private struct Sample { let time: Int64; let acknowledged: Int64; let busy: Bool; let handed: Int64; let video: Int64 }
+    private struct Sample { let time: Int64; let acknowledged: Int64; let busy: Bool; let handed: Int64; let video: Int64; let backlogMs: Double }
 
     private var handed: [Handed] = []
     private var handedHead = 0
@@ -83,14 +105,22 @@ struct LinkMonitor {
         }
         var oldest = handed[handedHead...].first { $0.captureTime > 0 }?.captureTime
         if oldest == nil { oldest = oldestQueued }
-        samples.append(Sample(time: now, acknowledged: acknowledged, busy: busy, handed: completed, video: completedVideo))
-        while samples.count > 2 && samples[1].time <= now - Self.window { samples.removeFirst() }
-
         var status = Status()
         status.backlogMs = oldest.map { max(0, Double(now - $0) / 1000) } ?? 0
+        samples.append(Sample(time: now, acknowledged: acknowledged, busy: busy, handed: completed, video: completedVideo, backlogMs: status.backlogMs))
+        while samples.count > 2 && samples[1].time <= now - Self.window { samples.removeFirst() }
+        // The floor and the recent rate need a whole `floorWindow` of samples (none yet at the start of a connection).
+        let recent = samples.reversed().prefix { $0.time >= now - Self.floorWindow }
+        let whole = samples.first.map { now - $0.time >= Self.floorWindow } ?? false
+        if whole { status.backlogFloorMs = recent.map(\.backlogMs).min() ?? 0 }
+        status.backlogPeakMs = samples.reversed().prefix { $0.time >= now - Self.peakWindow }.map(\.backlogMs).max() ?? 0
+
         guard let first = samples.first, now > first.time else { return status }
         let span = Double(now - first.time) / 1e6
-        status.throughputBps = Double(acknowledged - first.acknowledged) * ratio * 8 / span
+        status.deliveredBps = Double(acknowledged - first.acknowledged) * ratio * 8 / span
+        if whole, let start = recent.last, now > start.time {
+            status.recentBps = Double(acknowledged - start.acknowledged) * ratio * 8 / (Double(now - start.time) / 1e6)
+        }
         status.otherBps = Double((completed - completedVideo) - (first.handed - first.video)) * 8 / span
         var busyTime: Int64 = 0, busyBytes: Int64 = 0
         for (a, b) in zip(samples, samples.dropFirst()) where a.busy && b.busy {
