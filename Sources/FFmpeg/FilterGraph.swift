@@ -85,13 +85,8 @@ public final class FilterGraph: @unchecked Sendable {
             for pad in pads {
                 let type = api.pad_get_type(pad.pointee.filter_ctx.pointee.output_pads, pad.pointee.pad_idx)
                 let mediaType = MediaType(type)
-                guard mediaType != .other, let sinkFilter = api.get_by_name(mediaType == .video ? "buffersink" : "abuffersink") else {
-                    throw Problem.outputNeitherVideoNorAudio
-                }
-                var sink: UnsafeMutablePointer<AVFilterContext>? = nil
-                try check(api.graph_create_filter(&sink, sinkFilter, "out\(sinks.count)", nil, nil, graph), "avfilter_graph_create_filter(buffersink)")
-                try check(api.link(pad.pointee.filter_ctx, UInt32(pad.pointee.pad_idx), sink, 0), "avfilter_link")
-                sinks.append(sink!)
+                guard mediaType != .other else { throw Problem.outputNeitherVideoNorAudio }
+                sinks.append(try api.linkSink(pad, mediaType, named: "out\(sinks.count)", in: graph))
                 types.append(mediaType)
             }
             if sinks.isEmpty { throw Problem.noOutput }

@@ -89,10 +89,7 @@ public final class ProcessingGraph: @unchecked Sendable {
                 guard label == output, sink == nil else { throw Problem.extraOutput(label) }
                 let type = MediaType(api.pad_get_type(p.pointee.filter_ctx.pointee.output_pads, p.pointee.pad_idx))
                 guard type == inputs.first?.mediaType else { throw Problem.wrongType(label) }
-                let filterName = type == .video ? "buffersink" : "abuffersink"
-                guard let filter = api.get_by_name(filterName) else { throw outOfMemory("avfilter_get_by_name(\(filterName))") }
-                try check(api.graph_create_filter(&sink, filter, "out", nil, nil, graph), "avfilter_graph_create_filter(\(filterName))")
-                try check(api.link(p.pointee.filter_ctx, UInt32(p.pointee.pad_idx), sink, 0), "avfilter_link")
+                sink = try api.linkSink(p, type, named: "out", in: graph)
             }
             guard sink != nil else { throw Problem.missingOutput(output) }
             try check(api.graph_config(graph, nil), "avfilter_graph_config(\(description))")

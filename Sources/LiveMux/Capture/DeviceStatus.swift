@@ -46,10 +46,6 @@ final class DeviceStatus: Sendable {
         }
     }
 
-    /// "live", "reopening" (failed, being filled and opened again) or "left out".
-    var condition: String {
-        state.withLock { s in s.isLeftOut ? "left out" : s.isAway ? "reopening" : "live" }
-    }
     /// Its gaps so far: seconds of silence and repeated video frames (totals).
     func filled(seconds: Double, frames: Int) { state.withLock { ($0.filledSeconds, $0.filledFrames) = (seconds, frames) } }
 
@@ -77,6 +73,7 @@ public struct DeviceSnapshot: Sendable, Equatable {
     public var awaySeconds = 0.0
     /// Seconds of silence and repeated video frames that filled its gaps.
     public var audioFilledSeconds = 0.0, videoFilledFrames = 0
-    /// "live", or "reopening" while it is away (its last frame or silence recorded in its place).
+    /// "live", "reopening" while it is away (its last frame or silence recorded in its place), or
+    /// "left out": a source after the first of its kind that stayed away past --device-timeout.
     public var state = "live"
 }

@@ -38,7 +38,7 @@ enum GraphDescription {
         let pipWidth = even(width / pipWidthFraction), margin = width / pipMarginFraction
         var parts = (1..<count).map { "[v\($0)]scale=w=\(pipWidth):h=-2[p\($0)]" }
         var main = "[v0]"
-        for k in 1..<max(count, 1) {
+        for k in 1..<count {
             let step = "(overlay_w+\(margin))*\(k - 1)"
             let x = [.pipTopLeft, .pipBottomLeft].contains(layout) ? "\(margin)+\(step)" : "main_w-overlay_w-\(margin)-\(step)"
             let y = [.pipTopLeft, .pipTopRight].contains(layout) ? "\(margin)" : "main_h-overlay_h-\(margin)"
