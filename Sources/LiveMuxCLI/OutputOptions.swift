@@ -68,7 +68,8 @@ struct OutputOptions {
                             one is complete (a ring that never fills the disk)
       --segment-keep-timestamps  segments keep the running timeline instead of starting at 0
       --segment-list FILE   append each closed segment to FILE in ffconcat form
-                            (ffmpeg -f concat -i FILE plays them as one). SIGUSR1 cuts
+                            (ffmpeg -f concat -i FILE plays them as one); with
+                            --segment-keep it names just the segments kept. SIGUSR1 cuts
                             the current segments at the next keyframe (a forced one)
       -y                    overwrite output files that exist
       -n                    never overwrite: refuse if an output file exists (also the
@@ -248,8 +249,12 @@ struct OutputOptions {
         }
         if let list = segmentList {
             try checkSideFile(list, option: "--segment-list", inputs: inputs, example: "segments.ffconcat")
+            // One list played as one recording: two outputs' segments in it would play each moment twice.
+            guard filePaths.count == 1 else {
+                throw UsageError("--segment-list lists one output's segments, but \(filePaths.count) file outputs are cut: keep one file -o, or drop --segment-list")
+            }
         }
-        let announcer = SegmentAnnouncer(listPath: segmentList, keepsTimestamps: segmentPolicy.keepTimestamps)
+        let announcer = SegmentAnnouncer(listPath: segmentList, keepsTimestamps: segmentPolicy.keepTimestamps, keep: segmentPolicy.keep)
         segmentAnnouncer = announcer
         outputs.segments = SegmentPlan(segmentPolicy) { announcer.announce($0) }
     }

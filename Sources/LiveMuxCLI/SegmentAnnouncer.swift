@@ -2,25 +2,34 @@ import Foundation
 import LiveMux
 
 /// Says each segment closed complete: one line on stderr (unless -q) and, with `--segment-list
-/// FILE`, an entry appended in ffconcat form, so `ffmpeg -f concat -i FILE` plays the segments
-/// as one. Called on the mux thread; `quiet` and the list are set before the job starts.
+/// FILE`, an entry in ffconcat form, so `ffmpeg -f concat -i FILE` plays the segments as one.
+/// Without a ring the list is an append-only log; with `--segment-keep N` it names the N segments
+/// on disk, as ffmpeg's `segment_list_size` does, and is replaced whole (a new file renamed over
+/// it) each time, so a reader never sees a half-written list or one naming a deleted segment.
+/// Called on the mux thread; `quiet` and the list are set before the job starts.
 final class SegmentAnnouncer: @unchecked Sendable {
     var quiet = false
     private let listPath: String?
     private var list: FileHandle?
     /// The segments keep the running timeline (`--segment-keep-timestamps`) instead of starting at 0.
     private let keepsTimestamps: Bool
+    /// The ring's size, and the entries of the segments it keeps, oldest first.
+    private let keep: Int?
+    private var entries: [String] = []
 
-    init(listPath: String?, keepsTimestamps: Bool) {
+    static let header = "ffconcat version 1.0\n"
+
+    init(listPath: String?, keepsTimestamps: Bool, keep: Int?) {
         self.listPath = listPath
         self.keepsTimestamps = keepsTimestamps
+        self.keep = keep
     }
 
     /// Creates the list file (refused if it exists, unless `overwrite`), once the job is built.
     func open(overwrite: Bool) throws {
         guard let listPath else { return }
         let handle = try OutputFile.create(listPath, overwrite: overwrite)
-        try handle.write(contentsOf: Data("ffconcat version 1.0\n".utf8))
+        try handle.write(contentsOf: Data(Self.header.utf8))
         list = handle
     }
 
@@ -37,7 +46,29 @@ final class SegmentAnnouncer: @unchecked Sendable {
         let entry = "file '\(Self.listed(s.path, from: listPath).replacingOccurrences(of: "'", with: "'\\''"))'\n"
             + String(format: "inpoint %.6f\nduration %.6f\n", keepsTimestamps ? s.start : 0.0, s.duration)
         // A list that cannot be written loses its entries, never the recording.
-        try? list.write(contentsOf: Data(entry.utf8))
+        guard let keep else {
+            try? list.write(contentsOf: Data(entry.utf8))
+            return
+        }
+        // The ring deletes the oldest segment after this announcement: the list drops it first.
+        entries.append(entry)
+        if entries.count > keep { entries.removeFirst(entries.count - keep) }
+        replace(listPath, with: Data((Self.header + entries.joined()).utf8))
+    }
+
+    /// Writes the whole list to a new file beside it and renames that over it; if no file can be
+    /// made there, rewrites the list in place.
+    private func replace(_ path: String, with text: Data) {
+        let url = URL(fileURLWithPath: path)
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp").path
+        if let handle = try? OutputFile.create(temporary, overwrite: false) {
+            let written = (try? handle.write(contentsOf: text)) != nil
+            try? handle.close()
+            if written && rename(temporary, path) == 0 { return }
+            unlink(temporary)
+        }
+        // The list is livemux's own: truncating it is no loss.
+        try? OutputFile.create(path, overwrite: true).write(contentsOf: text)
     }
 
     /// The segment's path as the concat demuxer reads it: relative names are taken from the

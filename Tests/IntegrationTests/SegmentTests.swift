@@ -135,15 +135,23 @@ final class SegmentTests: TemporaryDirectoryTestCase {
         }
     }
 
-    /// `--segment-keep 2`: only the newest two stay; each closed segment is an event in --stats
-    /// (valid by the schema) and a line on stderr.
+    /// `--segment-keep 2`: only the newest two stay, and the list names just them (it played
+    /// deleted files before); each closed segment is an event in --stats (valid by the schema)
+    /// and a line on stderr.
     func testRingKeepsTheNewestAndStatsNameEverySegment() throws {
-        let stats = "\(dir)/s.jsonl"
+        let stats = "\(dir)/s.jsonl", list = "\(dir)/ring.ffconcat"
         let r = try Tools.livemux(["record", "--no-realtime", "-t", "5", "--size", "160x120", "--gop", "1", "--segment-time", "1",
-                                   "--segment-keep", "2", "--stats", stats, "-o", "\(dir)/ring-%02d.flv"])
+                                   "--segment-keep", "2", "--stats", stats, "--segment-list", list, "-o", "\(dir)/ring-%02d.flv"])
         XCTAssertEqual(r.status, 0, r.stderr)
         let left = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix("ring-") }.sorted()
         XCTAssertEqual(left, ["ring-03.flv", "ring-04.flv"])
+        let text = try String(contentsOfFile: list, encoding: .utf8)
+        XCTAssertEqual(text.split(separator: "\n").filter { $0.hasPrefix("file ") }, ["file 'ring-03.flv'", "file 'ring-04.flv'"], text)
+        XCTAssertTrue(text.hasPrefix("ffconcat version 1.0\n"), text)
+        let concat = try Tools.run("ffmpeg", ["-v", "error", "-f", "concat", "-i", list, "-f", "null", "-"])
+        XCTAssertEqual(concat.status, 0, concat.stderr)
+        XCTAssertEqual(concat.stderr, "")
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasSuffix(".tmp") }, [], "no temporary list left")
         XCTAssertEqual(r.stderr.components(separatedBy: "closed: ").count - 1, 5, r.stderr)
         let check = try StatsSchemaTests.validate(stats, in: dir)
         XCTAssertEqual(check.status, 0, check.stdoutText + check.stderr)
@@ -346,6 +354,7 @@ final class SegmentTests: TemporaryDirectoryTestCase {
         let cases: [([String], String)] = [
             (["-o", "\(dir)/one.asf"], "each segment needs a name of its own"),
             (["-o", "-"], "segments are cut only from file outputs"),
+            (["--segment-list", "\(dir)/l.ffconcat", "-o", "\(dir)/a-%d.asf", "-o", "\(dir)/b-%d.flv"], "--segment-list lists one output's segments"),
         ]
         for (args, message) in cases {
             let r = try Tools.livemux(["record", "-t", "1", "--segment-time", "1"] + args)
