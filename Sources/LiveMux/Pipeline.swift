@@ -192,6 +192,12 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         try MuxSession.finish(sessions, outputNames: outputNames)
     }
 
+    /// Warnings given before the job was built (the command line's), kept for `--stats` and the
+    /// dashboard as the job's own are; the caller has already shown them.
+    public func keepWarnings(_ messages: [String]) {
+        messages.forEach(statistics.warned)
+    }
+
     /// `livemux serve`: the URLs viewers can open (with the port bound, if 0 was asked for).
     public var viewerURLs: [String] { session.viewerURLs }
     public var dashboardURL: String? { session.dashboardURL }

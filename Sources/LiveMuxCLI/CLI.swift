@@ -128,6 +128,7 @@ public enum CLI {
         let pipeline = try Pipeline(cmd.configuration, quiet: cmd.quiet) { message in
             if !cmd.quiet { Terminal.warning(message) }
         }
+        pipeline.keepWarnings(cmd.warnings)
         // Created once everything else was checked and built: a failed start leaves no stats file.
         let stats = try cmd.statsPath.map { try StatsWriter(path: $0, overwrite: cmd.overwriteStats) }
         try cmd.segments?.open(overwrite: cmd.configuration.outputs.overwriteFiles)

@@ -51,6 +51,22 @@ final class StatsSchemaTests: TemporaryDirectoryTestCase {
                        "the container's bit rate over the whole run, not 0")
     }
 
+    /// A warning the command line gives before the start (here a name that says another
+    /// container) is in the stats too, as the job's own are, even with -q.
+    func testCommandLineWarningsAreInTheStats() throws {
+        let stats = "\(dir)/s.jsonl"
+        let r = try Tools.livemux(["record", "-q", "--no-realtime", "-t", "1.5", "--size", "160x120", "--stats", stats, "-f", "flv", "-o", "\(dir)/s.asf"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(r.stderr, "", "-q prints no warning")
+        let check = try validate(stats)
+        XCTAssertEqual(check.status, 0, check.stdoutText + check.stderr)
+        let lines = try TimingTests.statsLines(stats)
+        for line in [lines.first, lines.last] {
+            let messages = ((line?["warnings"] as? [[String: Any]]) ?? []).compactMap { $0["message"] as? String }
+            XCTAssertTrue(messages.contains { $0.contains("s.asf will hold FLV, but its name says ASF") }, "\(String(describing: line))")
+        }
+    }
+
     /// Each output's state: a URL output given up while the file goes on is `stopped:` with the
     /// reason, in the lines after it stopped, and its connection `given up` under `network`.
     func testAnOutputThatStoppedShowsInTheStates() throws {
