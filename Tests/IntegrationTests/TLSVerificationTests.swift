@@ -7,11 +7,11 @@ final class TLSVerificationTests: TemporaryDirectoryTestCase {
     let key = "tlsS3cretKEY77"
 
     /// nginx-rtmp, and stunnel in front of it presenting a certificate for `names`.
-    private func rtmpsServer(commonName: String = "localhost", names: [String] = ["DNS:localhost", "IP:127.0.0.1"])
+    private func rtmpsServer(commonName: String = "localhost", names: [String] = ["DNS:localhost", "IP:127.0.0.1"], days: Int = 1)
         throws -> (nginx: RTMPServer, proxy: TLSProxy, certificates: TestCertificates) {
         try XCTSkipUnless(RTMPServer.isAvailable && TLSProxy.isAvailable, "nginx-rtmp or stunnel4 missing: run scripts/setup --test")
         let certificates = try TestCertificates(directory: dir)
-        let server = try certificates.server("server", commonName: commonName, names: names)
+        let server = try certificates.server("server", commonName: commonName, names: names, days: days)
         let nginx = try RTMPServer(directory: dir)
         try nginx.start()
         let proxy = try TLSProxy(directory: dir, name: "stunnel", certificate: server.certificate, key: server.key, backendPort: nginx.port)
@@ -81,6 +81,20 @@ final class TLSVerificationTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(errors.count, 1, r.stderr)
         XCTAssertTrue(errors.first?.contains("certificate does not name localhost") == true, r.stderr)
         XCTAssertFalse(r.stderr.contains("reconnect attempt"), r.stderr)
+        XCTAssertFalse(try nginxSawPublish(nginx), "nothing reached nginx")
+    }
+
+    /// A certificate from the trusted CA that has expired: refused like an untrusted one, the
+    /// error saying it may be expired, nothing sent.
+    func testExpiredCertificateIsRefused() throws {
+        let (nginx, proxy, certificates) = try rtmpsServer(days: -1)
+        let r = try push(proxy.port, ["--tls-ca-file", certificates.caFile])
+        XCTAssertEqual(r.status, 1, r.stderr)
+        let errors = errorLines(r.stderr)
+        XCTAssertEqual(errors.count, 1, r.stderr)
+        XCTAssertTrue(errors.first?.contains("certificate is not trusted") == true && errors.first?.contains("expired") == true, r.stderr)
+        XCTAssertFalse(r.stderr.contains("reconnect attempt"), r.stderr)
+        XCTAssertFalse(r.stderr.contains(key), r.stderr)
         XCTAssertFalse(try nginxSawPublish(nginx), "nothing reached nginx")
     }
 

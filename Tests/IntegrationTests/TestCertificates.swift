@@ -17,14 +17,15 @@ struct TestCertificates {
     }
 
     /// A server certificate and key signed by the CA for `names` (subjectAltName entries such as
-    /// `DNS:localhost`, `IP:127.0.0.1`), named `name.pem` and `name.key`.
-    func server(_ name: String, commonName: String, names: [String]) throws -> (certificate: String, key: String) {
+    /// `DNS:localhost`, `IP:127.0.0.1`), named `name.pem` and `name.key`, valid for `days` (-1:
+    /// expired a day before it was made).
+    func server(_ name: String, commonName: String, names: [String], days: Int = 1) throws -> (certificate: String, key: String) {
         let base = "\(directory)/\(name)"
         try Self.openssl(["req", "-newkey", "rsa:2048", "-nodes", "-keyout", base + ".key", "-out", base + ".csr",
                           "-subj", "/CN=\(commonName)"])
         try "subjectAltName=\(names.joined(separator: ","))\n".write(toFile: base + ".ext", atomically: true, encoding: .utf8)
         try Self.openssl(["x509", "-req", "-in", base + ".csr", "-CA", caFile, "-CAkey", caKey, "-CAcreateserial",
-                          "-out", base + ".pem", "-days", "1", "-extfile", base + ".ext"])
+                          "-out", base + ".pem", "-days", String(days), "-extfile", base + ".ext"])
         return (base + ".pem", base + ".key")
     }
 
