@@ -11,11 +11,17 @@ import XCTest
 /// it is back over 80% of --vbitrate within 8 s after the link opens. The numbers are printed for
 /// docs/latency.md.
 final class AdaptiveBitrateTests: TemporaryDirectoryTestCase {
-    /// Starts `script` (scripts/…) from `port` to `upstream` with its schedule (START:BITS_PER_SECOND,…).
-    func proxy(_ port: Int, to upstream: Int, schedule: String, script: String = "throttle-proxy", _ extra: [String] = []) throws -> ChildProcess {
+    override class func tearDown() {
+        SqueezeRun.finishAll()
+        super.tearDown()
+    }
+
+    /// Starts `script` (scripts/…) from `port` to `upstream` with its schedule (START:BITS_PER_SECOND,…), in `directory`.
+    static func proxy(_ port: Int, to upstream: Int, schedule: String, script: String = "throttle-proxy", _ extra: [String] = [],
+                      in directory: String) throws -> ChildProcess {
         let path = Tools.packageRoot.appendingPathComponent("scripts/\(script)").path
-        let p = try ChildProcess.background("python3", [path, String(port), String(upstream), schedule, "--log", "\(dir)/proxy.log"] + extra,
-                               directory: dir, name: "proxy")
+        let p = try ChildProcess.background("python3", [path, String(port), String(upstream), schedule, "--log", "\(directory)/proxy.log"] + extra,
+                               directory: directory, name: "proxy")
         // Not a test connection: the proxy would pass it on, and a one-shot listener behind it would end.
         let deadline = Date().addingTimeInterval(5)
         while String(decoding: p.stdoutFile, as: UTF8.self).isEmpty && Date() < deadline { usleep(20_000) }
@@ -51,27 +57,22 @@ final class AdaptiveBitrateTests: TemporaryDirectoryTestCase {
         func windows() -> String { video.keys.sorted().map { "\(Int($0)):\(Int(video[$0]!))" }.joined(separator: " ") }
     }
 
-    /// Pushes `seconds` of 640x360 30 fps test pattern and 128k AAC at `vbitrate` through `proxy`.
-    func push(_ name: String, seconds: Int, vbitrate: String = "2M", through start: (Int, Int) throws -> ChildProcess, _ extra: [String] = []) throws -> Push {
+    /// The push of squeeze `name` (`SqueezeRun`, run beside its partner), read back: the stats
+    /// lines, nginx's recording and its video per 2 s. Its directory goes when the test ends.
+    func push(_ name: String) throws -> Push {
         try XCTSkipUnless(RTMPServer.isAvailable, "nginx with libnginx-mod-rtmp missing: run scripts/setup --test")
-        let server = try RTMPServer(directory: dir)
-        try server.start()
-        defer { server.stop() }
-        let port = try Network.freePort()
-        let link = try start(port, server.port)
-        defer { link.end(signal: SIGKILL) }
-        let stats = "\(dir)/stats.jsonl"
-        let r = try Tools.livemux(["record", "--size", "640x360", "--fps", "30", "--vbitrate", vbitrate, "-t", String(seconds),
-                                   "-o", "rtmp://127.0.0.1:\(port)/live/key", "--stats", stats] + extra, timeout: Double(seconds) + 40)
+        let run = try SqueezeRun.result(of: name)
+        let (r, directory) = (try run.outcome.get(), run.directory)
+        addTeardownBlock { try? FileManager.default.removeItem(atPath: directory) }
         XCTAssertEqual(r.status, 0, r.stderr)
-        server.stop()
+        let stats = "\(directory)/stats.jsonl"
         var push = Push(stderr: r.stderr, stats: stats)
         for line in try TimingTests.statsLines(stats) where line["final"] as? Bool == false {
             let net = try XCTUnwrap((line["network"] as? [[String: Any]])?.first)
             push.lines.append((try XCTUnwrap(line["media_time_s"] as? Double), try XCTUnwrap(line["video_bitrate_target_kbps"] as? Double),
                                try XCTUnwrap(net["link_kbps"] as? Double), try XCTUnwrap(net["backlog_ms"] as? Double)))
         }
-        push.recording = try XCTUnwrap(try server.recordedFiles().first)
+        push.recording = try XCTUnwrap(run.recording)
         push.video = try videoWindows(push.recording).kbps
         print("adaptive \(name): s:target/link kbit/s/backlog ms \(push.trace())")
         print("adaptive \(name): nginx video kbit/s per 2 s: \(push.windows())")
@@ -119,8 +120,8 @@ final class AdaptiveBitrateTests: TemporaryDirectoryTestCase {
     /// scripts/throttle-proxy: 10 Mbit/s, 1 Mbit/s from 4 s to 22 s, 10 Mbit/s again; a file
     /// recorded beside the push.
     func testBitRateFollowsASqueezedLinkAndComesBack() throws {
-        let file = "\(dir)/rec.flv"
-        let push = try push("throttle", seconds: 32, through: { try self.proxy($0, to: $1, schedule: "0:10000000,4:1000000,22:10000000") }, ["-o", file])
+        let push = try push("throttle")
+        let file = "\(URL(fileURLWithPath: push.stats).deletingLastPathComponent().path)/rec.flv"
         XCTAssertTrue(push.stderr.contains(" vbitrate=") && push.stderr.contains(" backlog="), "the progress line shows both: \(push.stderr)")
         assertSettled(push, from: 10, to: 22, link: 1000)
         try assertRecovered(push, opened: 22, level: 1600)
@@ -148,9 +149,7 @@ final class AdaptiveBitrateTests: TemporaryDirectoryTestCase {
     /// once after a quiet spell) in front of a 16 KiB queue. The target climbed back to
     /// --vbitrate and fell again every 8–15 s.
     func testBitRateSettlesBehindABurstyTokenBucket() throws {
-        let push = try push("bucket", seconds: 50, through: {
-            try self.proxy($0, to: $1, schedule: "0:10000000,4:1000000,24:10000000", script: "bucket-proxy", ["--burst", "32768", "--rcvbuf", "8192"])
-        })
+        let push = try push("bucket")
         assertSettled(push, from: 10, to: 24, link: 1000)
         // This path hides a probe for 11 s (48 KiB at 3.5% of 1 Mbit/s) and passes keyframes at
         // once: only a probe that holds shows the link back, after its learnt 13–16 s (docs/latency.md).
@@ -163,9 +162,7 @@ final class AdaptiveBitrateTests: TemporaryDirectoryTestCase {
     /// keyframes (about 10 KiB) fit in the proxy's 16 KiB buffer, so they cannot show the link
     /// coming back; a probe does, within 14 s.
     func testBitRateFollowsALinkThatSteps() throws {
-        let push = try push("steps", seconds: 44, vbitrate: "1.5M", through: {
-            try self.proxy($0, to: $1, schedule: "0:2000000,4:1000000,16:500000,28:2000000")
-        }, ["--min-vbitrate", "200k"])
+        let push = try push("steps")
         assertSettled(push, from: 10, to: 16, link: 1000)
         assertSettled(push, from: 24, to: 28, link: 500)
         try assertRecovered(push, opened: 28, level: 1200, within: 14)
@@ -173,9 +170,7 @@ final class AdaptiveBitrateTests: TemporaryDirectoryTestCase {
 
     /// 100 ms of round trip added by the proxy (50 ms each way), 1 Mbit/s from 4 s to 22 s.
     func testBitRateSettlesOnALinkWithDelay() throws {
-        let push = try push("delay", seconds: 32, through: {
-            try self.proxy($0, to: $1, schedule: "0:10000000,4:1000000,22:10000000", script: "bucket-proxy", ["--burst", "1500", "--rcvbuf", "8192", "--rtt", "100"])
-        })
+        let push = try push("delay")
         assertSettled(push, from: 10, to: 22, link: 1000)
         try assertRecovered(push, opened: 22, level: 1600)
     }
@@ -187,7 +182,7 @@ final class AdaptiveBitrateTests: TemporaryDirectoryTestCase {
         let viewer = try ChildProcess.background("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", "tcp://127.0.0.1:\(listen)?listen=1",
                                                "-c", "copy", "\(dir)/tcp.flv"], directory: dir, name: "viewer")
         usleep(300_000)
-        let link = try proxy(port, to: listen, schedule: "0:600000")
+        let link = try Self.proxy(port, to: listen, schedule: "0:600000", in: dir)
         defer { link.end(signal: SIGKILL) }
         let stats = "\(dir)/stats.jsonl"
         let r = try Tools.livemux(["record", "--size", "640x360", "--vbitrate", "2M", "-t", "8", "--no-adaptive-bitrate",
