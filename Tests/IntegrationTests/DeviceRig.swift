@@ -31,6 +31,9 @@ final class DeviceRig {
     static let truthPeriod = 1.020601133
 
     private var xvfb: ChildProcess?
+    private var secondXvfb: ChildProcess?
+    /// The second screen's display (`startSecondScreen`).
+    private(set) var secondDisplay = ""
     private var pulse: ChildProcess?
     private var truth: ChildProcess?
     private var truthOutput: PipeReader?
@@ -70,14 +73,31 @@ final class DeviceRig {
     /// runs at real-time priority like the truth source, whose every flash waits for Xvfb to draw
     /// it (up to 37 ms late on the loaded machine otherwise); it draws a 320x240 screen, little work.
     private func startScreen() throws {
-        let xvfb = ["/usr/bin/Xvfb", "-displayfd", "1", "-screen", "0", "\(Self.screenSize)x24", "-nolisten", "tcp"]
+        (xvfb, display) = try Self.launchScreen()
+    }
+
+    /// Another X server on a free display whose screen is all white (`-wr`): a second video
+    /// source ("the camera") that `killSecondScreen` can end alone.
+    func startSecondScreen() throws {
+        (secondXvfb, secondDisplay) = try Self.launchScreen(["-wr"])
+    }
+
+    func killSecondScreen() {
+        secondXvfb?.end()
+        secondXvfb = nil
+    }
+
+    private static func launchScreen(_ options: [String] = []) throws -> (ChildProcess, String) {
+        let xvfb = ["/usr/bin/Xvfb", "-displayfd", "1", "-screen", "0", "\(Self.screenSize)x24", "-nolisten", "tcp"] + options
         let command = getuid() == 0 ? ["/usr/bin/chrt", "-f", "5"] + xvfb : xvfb
         let process = try ChildProcess(command[0], Array(command.dropFirst()), stdout: .pipe)
-        self.xvfb = process
         let number = String(decoding: process.stdout!.availableData, as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !number.isEmpty, Int(number) != nil else { throw SetupError("Xvfb did not start (no display number)") }
-        display = ":\(number)"
+        guard !number.isEmpty, Int(number) != nil else {
+            process.end()
+            throw SetupError("Xvfb did not start (no display number)")
+        }
+        return (process, ":\(number)")
     }
 
     /// Starts the daemon (again, after `killPulse`) and waits until its socket and pipe exist.
@@ -145,16 +165,25 @@ final class DeviceRig {
 
     /// Starts the X server again on the same display; ready when its socket exists.
     func restartScreen() throws {
-        let xvfb = ["/usr/bin/Xvfb", display, "-screen", "0", "\(Self.screenSize)x24", "-nolisten", "tcp"]
+        xvfb = try Self.relaunchScreen(display)
+    }
+
+    /// Starts the second screen again (white, on its display).
+    func restartSecondScreen() throws {
+        secondXvfb = try Self.relaunchScreen(secondDisplay, ["-wr"])
+    }
+
+    private static func relaunchScreen(_ display: String, _ options: [String] = []) throws -> ChildProcess {
+        let xvfb = ["/usr/bin/Xvfb", display, "-screen", "0", "\(Self.screenSize)x24", "-nolisten", "tcp"] + options
         let command = getuid() == 0 ? ["/usr/bin/chrt", "-f", "5"] + xvfb : xvfb
         let process = try ChildProcess(command[0], Array(command.dropFirst()))
-        self.xvfb = process
         let socket = "/tmp/.X11-unix/X\(display.dropFirst())"
         let deadline = Date().addingTimeInterval(Self.startTimeout)
         while Date() < deadline && process.isRunning {
-            if FileManager.default.fileExists(atPath: socket) { return }
+            if FileManager.default.fileExists(atPath: socket) { return process }
             usleep(20_000)
         }
+        process.end()
         throw SetupError("Xvfb did not start again on \(display)")
     }
 
@@ -255,7 +284,7 @@ final class DeviceRig {
 
     /// Stops every process the rig started and removes its directory.
     func stop() {
-        for process in [truth, tone, xvfb].compactMap({ $0 }) { process.end() }
+        for process in [truth, tone, xvfb, secondXvfb].compactMap({ $0 }) { process.end() }
         resumePulse()  // a paused daemon would take the SIGTERM only once it runs again
         pulse?.end()
         secondPulse?.end()
@@ -264,6 +293,7 @@ final class DeviceRig {
         tone = nil
         pulse = nil
         xvfb = nil
+        secondXvfb = nil
         try? FileManager.default.removeItem(atPath: dir)
     }
 }

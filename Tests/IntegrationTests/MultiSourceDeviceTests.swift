@@ -190,6 +190,64 @@ extension MultiSourceDeviceTests {
               + " first train \(Self.describe(trains.firstOffsets)); second \(Self.describe(trains.secondOffsets)); messages \(messages)")
     }
 
+    /// A second video source (a camera in the corner; here a white X screen of its own, v1 over
+    /// the rig's screen, `--layout pip`) whose X server ends 3 s in and starts again 5 s later,
+    /// with --device-timeout 2: in the corner its last frame while it is reopened, black once it
+    /// is left out (a frozen picture would look live; it stayed white before), itself again once
+    /// back; the screen's timeline whole throughout; one warning each for the failure, the
+    /// leaving out and the return.
+    func testSecondScreenIsLeftOutAndTakenBack() throws {
+        let rig = try startRig(.none)
+        try rig.startSecondScreen()
+        let seconds = 14.0, path = "\(rig.dir)/pip.flv", stats = "\(rig.dir)/pip.jsonl"
+        let device = "x11grab:\(rig.secondDisplay)"
+        let r = try Tools.run(Tools.livemux, ["record", "-t", String(seconds), "--size", DeviceRig.screenSize, "--fps", "30",
+                                              "--video", "x11grab:\(rig.display)", "--video", device, "--layout", "pip", "--no-audio",
+                                              "--device-timeout", "2", "--stats", stats, "-o", path],
+                              environment: rig.environment, timeout: seconds + 30) { _ in
+            usleep(3_000_000)
+            rig.killSecondScreen()
+            usleep(5_000_000)
+            do { try rig.restartSecondScreen() } catch { XCTFail("\(error)") }
+        }
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let messages = DeviceFailureTests.messages(r.stderr).filter { $0.hasPrefix("warning:") }
+        XCTAssertEqual(messages.filter { $0.hasPrefix("warning: device '\(device)' failed") }.count, 1, "\(messages)")
+        XCTAssertEqual(messages.filter { $0.hasPrefix("warning: device '\(device)' stayed away 2 s") }.count, 1, "\(messages)")
+        XCTAssertEqual(messages.filter { $0.hasPrefix("warning: device '\(device)' is back after") }.count, 1, "\(messages)")
+        XCTAssertEqual(messages.count, 3, "nothing else: \(messages)")
+        XCTAssertEqual(try Tools.decodeErrors(path), "")
+        try DeviceSyncTests.assertNoGaps(path, frames: Int(seconds * 30))
+
+        // v1's state on each stats line (media time, s), and when each began.
+        let lines = try TimingTests.statsLines(stats).filter { $0["final"] as? Bool != true }
+        let states = lines.compactMap { line in
+            (line["media_time_s"] as? Double).flatMap { t in (Self.source("v1", in: line)?["state"] as? String).map { (t, $0) } }
+        }
+        let merged = states.reduce(into: [(Double, String)]()) { m, s in if m.last?.1 != s.1 { m.append(s) } }
+        XCTAssertEqual(merged.map(\.1), ["live", "reopening", "left out", "live"], "v1 per second: \(states)")
+        guard merged.count == 4 else { return }
+        let (reopening, leftOut, back) = (merged[1].0, merged[2].0, merged[3].0)
+        // The corner (pip: a quarter of the width, 1/40 margins): its middle half, by luma (16–235).
+        let (width, height) = (320, 240)
+        let (pipWidth, margin) = (width / 4, width / 40), pipHeight = pipWidth * height / width
+        let (x, y) = (width - pipWidth - margin, height - pipHeight - margin)
+        let corner = try SyncAnalysis.frameLuma(path, crop: "\(pipWidth / 2):\(pipHeight / 2):\(x + pipWidth / 4):\(y + pipHeight / 4)")
+        let span = { (from: Double, to: Double) in corner.filter { $0.time >= from && $0.time < to }.map(\.luma) }
+        let (before, frozen, black, after) = (span(0.5, reopening - 1), span(reopening, leftOut - 1), span(leftOut, back - 1), span(back + 1, seconds))
+        print("second screen: v1 \(merged.map { "\($0.1) from \($0.0) s" }); corner luma live \(Int(before.min() ?? 0))–\(Int(before.max() ?? 0)),"
+              + " reopening \(Int(frozen.min() ?? 0))–\(Int(frozen.max() ?? 0)), left out \(Int(black.min() ?? 0))–\(Int(black.max() ?? 0)),"
+              + " back \(Int(after.min() ?? 0))–\(Int(after.max() ?? 0))")
+        for (name, values, white) in [("live", before, true), ("reopening", frozen, true), ("left out", black, false), ("back", after, true)] {
+            XCTAssertGreaterThan(values.count, 10, "frames while \(name)")
+            if white {
+                XCTAssertGreaterThan(values.min() ?? 0, 200, "the corner while \(name): \(values)")
+            } else {
+                XCTAssertLessThan(values.max() ?? .infinity, 40, "the corner while \(name): \(values)")
+            }
+        }
+    }
+
     /// The first microphone (a0) on the first daemon, killed 2 s in and not started again, with
     /// --device-timeout 2 and a1 alive on its own daemon: the recording ends (exit 1, one error
     /// line naming a0) with a finished file that decodes, and a1's beeps go on in the mix while a0

@@ -57,9 +57,9 @@ enum SyncAnalysis {
     }
 
     /// Every video frame's timestamp (s) and average luma (ffmpeg's signalstats YAVG).
-    static func frameLuma(_ path: String) throws -> [(time: Double, luma: Double)] {
+    static func frameLuma(_ path: String, crop: String? = nil) throws -> [(time: Double, luma: Double)] {
         let r = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-copyts", "-i", path, "-an", "-vf",
-                                         "signalstats,metadata=print:key=lavfi.signalstats.YAVG:file=-", "-f", "null", "-"])
+                                         (crop.map { "crop=\($0)," } ?? "") + "signalstats,metadata=print:key=lavfi.signalstats.YAVG:file=-", "-f", "null", "-"])
         XCTAssertEqual(r.status, 0, r.stderr)
         var frames: [(time: Double, luma: Double)] = []
         var time: Double?

@@ -36,6 +36,7 @@ final class DeviceStatus: Sendable {
     }
     /// It stayed away past the timeout and the recording goes on without it.
     func leftOut() { state.withLock { $0.isLeftOut = true } }
+    var isLeftOut: Bool { state.withLock { $0.isLeftOut } }
     /// It was opened again after a failure.
     func reopened() { state.withLock { $0.reopenings += 1 } }
     /// Its first frame after a failure came `seconds` after the failure.

@@ -14,7 +14,9 @@ struct SourceStages {
     init(_ sources: RecordingSources, graphs: SourceGraphs, audioFormat: AudioFormat?,
          video: VideoEncoder?, audio: AudioEncoder?, live: Bool) throws {
         let sizes = graphs.videoSizes
-        videoInputs = sizes.indices.dropFirst().map { VideoSourceInput(label: "v\($0)", width: sizes[$0].width, height: sizes[$0].height, live: live) }
+        videoInputs = sizes.indices.dropFirst().map {
+            VideoSourceInput(label: "v\($0)", width: sizes[$0].width, height: sizes[$0].height, live: live, device: sources.video[$0].deviceStatus)
+        }
         if let video, let graph = graphs.video {
             self.video = try VideoCompositor(encoder: video, width: sizes[0].width, height: sizes[0].height, inputs: videoInputs, graph: graph)
         } else {

@@ -12,7 +12,7 @@ final class VideoCompositor: FrameConsumer, @unchecked Sendable {
     private let graph: ProcessingGraph
     /// The first source's pictures, as its graph input takes them.
     private let converter: PictureConverter
-    /// Shown for a source before its first frame.
+    /// Shown for a source before its first frame, and while its device is left out.
     private let blank: [Frame]
     /// The first frame's capture time: graph timestamps count µs from it.
     private var start: Int64?

@@ -4,12 +4,15 @@ import POSIX
 /// A video source composed over the first: its capture thread converts each frame to the size and
 /// pixel format its graph input was made for, and keeps the newest; the compositor, on the video
 /// encoder's thread, takes one for each output frame (`frame(at:)`). A source that stalls shows
-/// its last frame. Unpaced, the frames are kept in order and the compositor takes the last one
+/// its last frame; a device left out (away past `--device-timeout`) shows black, as before its
+/// first frame, until it is back: a frozen picture would look live. Unpaced, the frames are kept in order and the compositor takes the last one
 /// captured by its time, so a file or synthetic source composes the same however fast it is read.
 final class VideoSourceInput: FrameConsumer, @unchecked Sendable {
     /// `v1`, `v2` …: the source's label in graphs and stats.
     let label: String
     private let live: Bool
+    /// The device's, when the source is one.
+    private let device: DeviceStatus?
     /// The capture thread's: to the size its graph input takes.
     private let converter: PictureConverter
     var width: Int { converter.width }
@@ -23,8 +26,8 @@ final class VideoSourceInput: FrameConsumer, @unchecked Sendable {
     /// Frames an unpaced source may run ahead of the compositor.
     static let aheadFrames = 4
 
-    init(label: String, width: Int, height: Int, live: Bool) {
-        (self.label, self.live) = (label, live)
+    init(label: String, width: Int, height: Int, live: Bool, device: DeviceStatus? = nil) {
+        (self.label, self.live, self.device) = (label, live, device)
         converter = PictureConverter(width: width, height: height)
     }
 
@@ -44,8 +47,10 @@ final class VideoSourceInput: FrameConsumer, @unchecked Sendable {
     }
 
     /// The frame to show at capture time `time`: live, the newest; unpaced, the last one captured
-    /// by then (waiting for the source to get there). Nil before its first frame.
+    /// by then (waiting for the source to get there). Nil before its first frame and while its
+    /// device is left out.
     func frame(at time: Int64) -> Frame? {
+        if device?.isLeftOut == true { return nil }
         let reached = { [live] (s: State) in live || s.ended || s.closed || (s.frames.last.map { $0.time >= time } ?? false) }
         // A full queue wakes the compositor too: the frames it has passed are dropped, so a source
         // faster than the first makes room and goes on.
