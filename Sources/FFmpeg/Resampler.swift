@@ -7,8 +7,10 @@ public final class Resampler: @unchecked Sendable {
     public let outputChannels: Int
     public let outputFormat: SampleFormat
 
+    /// `compensates`: the resampler runs even between equal rates, so that `compensate` can
+    /// stretch or squeeze the output from the first sample on, without a restart in the middle.
     public init(inputRate: Int, inputChannels: Int, inputFormat: Int32,
-                outputRate: Int, outputChannels: Int, outputFormat: SampleFormat) throws {
+                outputRate: Int, outputChannels: Int, outputFormat: SampleFormat, compensates: Bool = false) throws {
         var inLayout = AVChannelLayout()
         var outLayout = AVChannelLayout()
         lm_default_channel_layout(&inLayout, Int32(inputChannels))
@@ -19,6 +21,7 @@ public final class Resampler: @unchecked Sendable {
             try check(swr_alloc_set_opts2(&context, &outLayout, outputFormat.av, Int32(outputRate),
                                           &inLayout, AVSampleFormat(rawValue: inputFormat), Int32(inputRate), 0, nil),
                       "swr_alloc_set_opts2")
+            if compensates { try check(av_opt_set_int(UnsafeMutableRawPointer(context), "flags", Int64(SWR_FLAG_RESAMPLE), 0), "av_opt_set_int") }
             try check(swr_init(context), "swr_init")
         } catch {
             swr_free(&context)
@@ -30,6 +33,16 @@ public final class Resampler: @unchecked Sendable {
     }
 
     deinit { swr_free(&context) }
+
+    /// From now on, `samples` more (fewer, when negative) samples come out over the next
+    /// `distance` output samples, spread evenly (`swr_set_compensation`, ffmpeg's soft
+    /// compensation): a source's clock drift taken out without a cut. 0 ends a compensation.
+    public func compensate(samples: Int, over distance: Int) throws {
+        try check(swr_set_compensation(context, Int32(samples), Int32(distance)), "swr_set_compensation")
+    }
+
+    /// Samples (at the output rate) it holds back: its filter looks that far ahead.
+    public var delay: Int { Int(swr_get_delay(context, Int64(outputRate))) }
 
     /// Converts `input` (or drains with `nil`) into a new frame; its sample count may differ.
     public func convert(_ input: Frame?) throws -> Frame? {

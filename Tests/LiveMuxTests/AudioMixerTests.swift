@@ -77,6 +77,34 @@ final class AudioMixerTests: XCTestCase {
         XCTAssertEqual(counter.withHoles, 0, "mixed frames with a hole in the second source, of \(counter.frames)")
     }
 
+    /// A second source whose clock runs 150 ppm slow against its stamps (each 20 ms frame stamped
+    /// 20.003 ms after the one before), for 160 s: its samples are stretched to its stamps a
+    /// little each second, so no frame of the mix has a hole. Placed frame after frame until the
+    /// drift passed 20 ms, it got 20 ms of silence there instead.
+    func testASecondSourceWhoseClockDriftsIsStretchedNotCut() throws {
+        let count = 8000, ahead = 3, slowFrameMicroseconds: Int64 = 20_003
+        let second = try AudioSourceInput(label: "a1", format: Self.format, live: false)
+        let frames = try Self.constantFrames(0.25, count: count + ahead + 50)
+        let counter = try HoleCounter()
+        let inputs = (0..<2).map { ProcessingGraph.Input(label: "a\($0)", mediaType: .audio, arguments: Self.inputArguments) }
+        let graph = try ProcessingGraph(description: "[a0][a1]amix=inputs=2:normalize=0:duration=first:dropout_transition=0[aout]",
+                                        inputs: inputs, output: "aout")
+        let mixer = try AudioMixer(encoder: counter, format: Self.format, inputs: [second], graph: graph, live: false)
+        var fed = 0
+        for k in 0..<count {
+            // The second source a few frames ahead of the first, as far as its stamps say.
+            while fed < frames.count && Int64(fed) * slowFrameMicroseconds <= Int64(k + ahead) * Self.frameMicroseconds {
+                _ = try second.consume(frames[fed], at: Int64(fed) * slowFrameMicroseconds, capturedAt: 0)
+                fed += 1
+            }
+            let silence = try Frame.silence(samples: Self.frameSamples, format: .floatPlanar, sampleRate: 48000, channels: 2)
+            _ = try mixer.consume(silence, at: Int64(k) * Self.frameMicroseconds, capturedAt: 0)
+        }
+        try second.finish()
+        XCTAssertGreaterThan(counter.frames, count - 3)
+        XCTAssertEqual(counter.withHoles, 0, "mixed frames with a hole in the second source, of \(counter.frames)")
+    }
+
     /// A live source found late at its deadline is waited for once; the next take does not wait
     /// for it again until it has caught up (one that is away is filled 200 ms behind the clock, so
     /// waiting at every frame made the mix fall that far behind); once its samples are there the

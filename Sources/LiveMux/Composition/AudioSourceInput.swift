@@ -3,8 +3,12 @@ import POSIX
 
 /// An audio source of the mix after the first: its capture thread converts each frame to the
 /// mix's format and lays it on a FIFO placed by capture time; the mixer, on the first source's
-/// thread, takes the samples under each of that source's frames (`take`). The FIFO and its
-/// placement live in `state`; the converter belongs to the capture thread.
+/// thread, takes the samples under each of that source's frames (`take`). A source whose clock
+/// runs slower or faster than its stamps say (two sound cards never share a crystal) has its
+/// samples stretched or squeezed to its stamps by the resampler, once a second, by at most
+/// `maxCompensationPPM`, so it stays in place without a cut; a jump past `realignMicroseconds`
+/// is placed at once. The FIFO and its placement live in `state`; the converter and the
+/// compensation's count belong to the capture thread.
 final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
     /// `a1`, `a2` …: the source's label in graphs and stats.
     let label: String
@@ -29,6 +33,9 @@ final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
         /// The last take found the source late at its deadline: the mix does not wait for it again
         /// until a take finds its samples there.
         var late = false
+        /// How far (samples, smoothed) frames land after where the FIFO ends: positive when the
+        /// source delivers fewer samples than its stamps say (its clock is slow).
+        var drift = 0.0
     }
     private let state: Locked<State>
 
@@ -37,10 +44,21 @@ final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
     static let realignMicroseconds: Int64 = 20_000
     /// Seconds an unpaced source may run ahead of the mix.
     static let aheadSeconds = 2
+    /// The drift is smoothed over this many frames, and taken out once it passes
+    /// `driftDeadbandMicroseconds`, half of it each second, at most `maxCompensationPPM`. A
+    /// device's stamps wander by several ms while its clock settles in the first seconds: followed
+    /// at 1 ms and 1000 ppm, the second of two microphones fed by one clock moved 4.4 ms in 6 s.
+    /// 200 ppm (0.35 cents, unheard) covers two sound cards 100 ppm off each, and moves a source
+    /// by 0.2 ms a second at most.
+    static let driftSmoothing = 32.0
+    static let driftDeadbandMicroseconds = 5_000.0
+    static let maxCompensationPPM = 200
+    /// Samples converted since the compensation was last set (capture thread).
+    private var sinceCompensation = 0
 
     init(label: String, format: AudioFormat, live: Bool) throws {
         self.label = label
-        converter = AudioConverter(to: format)
+        converter = AudioConverter(to: format, compensates: true)
         rate = format.sampleRate
         self.live = live
         capacity = format.sampleRate * Self.aheadSeconds
@@ -53,20 +71,36 @@ final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
         guard let converted = try converter.convert(frame) else { return !isDone }
         meter.observe(converted.peakAmplitude, at: time)
         let hasRoom = { [live, capacity] (s: State) in live || s.fifo.count < capacity || s.closed }
-        let open = try state.withLock(waitingUntil: hasRoom) { s, _ -> Bool in
-            if s.closed { return false }
-            try place(converted, at: time, in: &s)
-            return true
+        let placed = try state.withLock(waitingUntil: hasRoom) { s, _ -> Double? in
+            if s.closed { return nil }
+            try place(converted, at: time, held: converter.delay, in: &s)
+            return s.drift
         }
         state.broadcast()
-        return open
+        guard let drift = placed else { return false }
+        try compensate(drift, after: converted.sampleCount)
+        return true
+    }
+
+    /// Once a second: the next second's samples take out half the drift (at most
+    /// `maxCompensationPPM` of them), or none inside the deadband.
+    private func compensate(_ drift: Double, after samples: Int) throws {
+        sinceCompensation += samples
+        guard sinceCompensation >= rate else { return }
+        sinceCompensation = 0
+        let deadband = Double(rate) * Self.driftDeadbandMicroseconds / 1e6, most = rate * Self.maxCompensationPPM / 1_000_000
+        let delta = abs(drift) < deadband ? 0 : max(-most, min(most, Int((drift / 2).rounded())))
+        try converter.compensate(samples: delta, over: rate)
     }
 
     /// Appends `frame` after what the FIFO holds, or at its own time when that is further than
-    /// `realignMicroseconds` away.
-    private func place(_ frame: Frame, at time: Int64, in s: inout State) throws {
+    /// `realignMicroseconds` away. The first is placed `held` samples late: the converter held
+    /// back that many of its end, so placed at its time it would never cover its own span and the
+    /// mix would wait for every next frame.
+    private func place(_ frame: Frame, at time: Int64, held: Int, in s: inout State) throws {
         guard let anchor = s.anchorTime else {
-            (s.anchorTime, s.anchorIndex) = (time, s.headIndex)
+            let late = Timestamp.rescale(Int64(held), from: Rational(1, Int32(rate)), to: .microseconds)
+            (s.anchorTime, s.anchorIndex) = (time + late, s.headIndex)
             try s.fifo.write(frame, from: 0, count: frame.sampleCount)
             return
         }
@@ -75,6 +109,8 @@ final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
         let gap = at - end
         let threshold = Timestamp.rescale(Self.realignMicroseconds, from: .microseconds, to: Rational(1, Int32(rate)))
         var skip = 0
+        // Placed at its own time: what drifted is gone.
+        if abs(gap) > threshold { s.drift = 0 }
         if gap > Int64(capacity) {
             // A jump no silence should fill (a clock stepped): start over at this frame.
             s.headIndex += Int64(s.fifo.count)
@@ -84,6 +120,8 @@ final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
             try writeSilence(Int(gap), to: s.fifo)
         } else if gap < -threshold {
             skip = Int(min(-gap, Int64(frame.sampleCount)))
+        } else {
+            s.drift += (Double(gap) - s.drift) / Self.driftSmoothing
         }
         try s.fifo.write(frame, from: skip, count: frame.sampleCount - skip)
     }
