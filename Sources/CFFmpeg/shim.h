@@ -30,6 +30,7 @@
 
 static inline int lm_averror(int e) { return AVERROR(e); }
 static inline int lm_averror_eof(void) { return AVERROR_EOF; }
+static inline int lm_averror_exit(void) { return AVERROR_EXIT; }
 static inline int lm_averror_eagain(void) { return AVERROR(EAGAIN); }
 static inline int64_t lm_nopts_value(void) { return AV_NOPTS_VALUE; }
 static inline AVRational lm_time_base_q(void) { return AV_TIME_BASE_Q; }

@@ -15,6 +15,8 @@ public struct FFmpegError: Error, Equatable, CustomStringConvertible, Sendable {
 
     public static let endOfFileCode = lm_averror_eof()
     public static let tryAgainCode = lm_averror_eagain()
+    /// What libavformat's I/O returns when the interrupt callback asked it to stop.
+    public static let exitCode = lm_averror_exit()
 
     public static func posix(_ errno: Int32) -> Int32 { lm_averror(errno) }
 

@@ -124,7 +124,8 @@ public final class InputDevice: @unchecked Sendable {
                 av_usleep(2000)
                 continue
             }
-            if code == FFmpegError.posix(EIO), interruption.requested.load(ordering: .relaxed) { return false }
+            // An interrupted read ends the input: EIO from devices, AVERROR_EXIT from libavformat's own I/O.
+            if code == FFmpegError.posix(EIO) || code == FFmpegError.exitCode, interruption.requested.load(ordering: .relaxed) { return false }
             try check(code, "av_read_frame(\(formatName))")
             return true
         }

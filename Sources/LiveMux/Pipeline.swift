@@ -183,7 +183,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     /// writes the trailers. Safe from any thread, any number of times.
     public func stop() {
         stopSignal.request()
-        for source in sources where source.isLive { source.interrupt() }
+        sources.forEach { $0.interrupt() }
     }
 
     /// Waits until every thread has finished; throws the first failure.

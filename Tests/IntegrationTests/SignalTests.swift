@@ -59,6 +59,35 @@ final class SignalTests: TemporaryDirectoryTestCase {
         XCTAssertTrue(r.stderr.contains("error: interrupted again"), r.stderr)
     }
 
+    /// An input read from a FIFO whose writer stalls (SIGSTOP: open, silent), alone and as the
+    /// second video source over a test pattern: SIGINT still stops the recording at once, exit 0,
+    /// the file finished. The capture thread sat in `read(2)` and the stop waited for it (a second
+    /// SIGINT was the only way out, and left the file without its duration).
+    func testSIGINTStopsAnInputWhoseWriterStalled() throws {
+        for (name, inputs) in [("alone", ["--input", "nut:FIFO"]),
+                               ("second", ["--video", "lavfi:testsrc2=size=160x120:rate=30", "--video", "nut:FIFO"])] {
+            let fifo = "\(dir)/\(name).fifo", path = "\(dir)/\(name).flv"
+            XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+            let writer = try ChildProcess.background("ffmpeg", ["-nostdin", "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=30",
+                                                                "-c:v", "rawvideo", "-f", "nut", "-y", fifo], directory: dir, name: "writer-\(name)")
+            defer { writer.signal(SIGCONT); writer.end(signal: SIGKILL) }
+            var signalled = Date()
+            let r = try Tools.livemux(["record", "-q", "--size", "160x120", "--no-audio", "-o", path]
+                                      + inputs.map { $0.replacingOccurrences(of: "FIFO", with: fifo) }, timeout: 30) { process in
+                Thread.sleep(forTimeInterval: 2.5)
+                writer.signal(SIGSTOP)
+                Thread.sleep(forTimeInterval: 1)
+                signalled = Date()
+                process.signal(SIGINT)
+            }
+            XCTAssertLessThan(Date().timeIntervalSince(signalled), 2, "\(name): stopped at once")
+            XCTAssertEqual(r.status, 0, "\(name): \(r.stderr)")
+            XCTAssertEqual(r.stderr, "", name)
+            XCTAssertGreaterThan(try XCTUnwrap(try Tools.probe(path).format.seconds, "\(name): a duration in the header"), 1, name)
+            XCTAssertEqual(try Tools.decodeErrors(path), "", name)
+        }
+    }
+
     /// Records (to `file` too, if given) with FLV to a pipe nobody reads, so the recording cannot
     /// end by itself; after 2 s sends SIGINT twice back to back (as `timeout` does), and again
     /// `gap` seconds later (`afterLast` runs then), then lets the reader go. Returns livemux's

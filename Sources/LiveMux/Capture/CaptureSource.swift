@@ -11,8 +11,8 @@ final class CaptureSource: @unchecked Sendable {
     private struct Reading {
         /// Replaced only when a live device that failed is opened again (by the capture thread).
         var input: CaptureInput
-        /// A live device's reads, on a thread of their own (`DeviceReader`), kept here for
-        /// `interrupt()` (the capture thread holds its own reference).
+        /// A live device's reads, or those of an input whose reads may block, on a thread of their
+        /// own (`DeviceReader`), kept here for `interrupt()` (the capture thread holds its own reference).
         var reader: DeviceReader?
     }
     private let reading: Locked<Reading>
@@ -110,7 +110,7 @@ final class CaptureSource: @unchecked Sendable {
                 if try !deliver(frame, route, stop) { break }
             }
         case .demuxer(let device):
-            var reader = isLive ? setReader(DeviceReader.start(device)) : nil
+            var reader = isLive || spec.readsMayBlock ? setReader(DeviceReader.start(device)) : nil
             defer { setReader(nil) }
             let own = try Packet()
             reading: while !stop.isRequested {
@@ -127,6 +127,13 @@ final class CaptureSource: @unchecked Sendable {
                     }
                     guard let read = next.packet else { continue }
                     packet = read
+                } else if let reader {
+                    switch reader.next(until: .max) {
+                    case .packet(let read): packet = read
+                    case .ended: break reading
+                    case .failed(let error): if stop.isRequested { break reading } else { throw error }
+                    case .waiting: continue  // a stop woke it
+                    }
                 } else {
                     guard try device.read(into: own) else { break reading }
                     packet = own

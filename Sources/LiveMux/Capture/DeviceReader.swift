@@ -4,7 +4,9 @@ import POSIX
 /// Reads a live device on a thread of its own, a few packets ahead of its capture thread, so that
 /// a device that stops delivering without failing shows as a stall: libavdevice's pulse waits for
 /// a stopped daemon (SIGSTOP, a hung machine) without consulting the interrupt callback, and that
-/// wait would otherwise hold the capture thread, and with it the whole recording, for ever.
+/// wait would otherwise hold the capture thread, and with it the whole recording, for ever. An
+/// input whose reads may block (a pipe whose writer stalls: `read(2)` does not consult the
+/// interrupt callback either) is read through one too, so that a stop never waits for its read.
 ///
 /// A reader that is given up on (`abandon`) ends with the read it is in, whenever that returns;
 /// the device is closed then, on its thread.
@@ -16,8 +18,8 @@ final class DeviceReader: Sendable {
         case packet(Packet)
         /// The device ended (or a stop interrupted its read).
         case ended
-        /// Its read failed: why.
-        case failed(String)
+        /// Its read failed.
+        case failed(any Error)
         /// Nothing within the wait, or `wake()` was called.
         case waiting
     }
@@ -57,7 +59,7 @@ final class DeviceReader: Sendable {
                 let p = try packet ?? Packet()
                 outcome = try device.read(into: p) ? .packet(p) : .ended
             } catch {
-                outcome = .failed(DeviceOutage.describe(error))
+                outcome = .failed(error)
             }
             let done = state.withLock { s in
                 if case .packet(let p) = outcome {

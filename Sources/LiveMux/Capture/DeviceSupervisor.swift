@@ -47,7 +47,7 @@ final class DeviceSupervisor {
         switch reader.next(until: quiet.since + Int64(limit * 1_000_000)) {
         case .packet(let p): return (p, nil, now)
         case .ended: return (nil, "it ended", now)
-        case .failed(let why): return (nil, why, now)
+        case .failed(let error): return (nil, DeviceOutage.describe(error), now)
         case .waiting:
             let since = reader.quiet.since
             guard Timestamp.monotonicMicroseconds() - since >= Int64(limit * 1_000_000) else { return (nil, nil, now) }

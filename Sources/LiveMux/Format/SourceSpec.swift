@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// An input: `FORMAT:URL` for a libavdevice or libavformat input (`lavfi:testsrc2`, `v4l2:/dev/video0`,
 /// `x11grab::99.0`, `pulse:default`), or a bare file path or URL.
 public struct SourceSpec: Sendable, Equatable {
@@ -34,6 +38,14 @@ public struct SourceSpec: Sendable, Equatable {
     public var description: String { format.map { "\($0):\(url)" } ?? url }
 
     /// The description with credentials in the URL masked: how messages and stats name it.
+    /// Whether a read of it may wait for ever: anything but a regular file (stdin, a pipe or FIFO,
+    /// a socket, a network URL), whose writer can stall without closing.
+    var readsMayBlock: Bool {
+        if Self.isStandardInput(url) || url.contains("://") || url.hasPrefix("pipe:") { return true }
+        var info = stat()
+        return stat(url, &info) != 0 || info.st_mode & S_IFMT != S_IFREG
+    }
+
     public var maskedDescription: String {
         var masked = self
         masked.url = maskedURL(url)
