@@ -29,7 +29,6 @@ public enum CLI {
 
     public static func main(_ arguments: [String]) -> Int32 {
         SignalHandling.ignoreBrokenPipe()
-        SignalHandling.blockStopSignals()
         guard let command = arguments.first else {
             Terminal.write(help + "\n")
             return ExitCode.usage.rawValue
@@ -122,6 +121,7 @@ public enum CLI {
     }
 
     static func record(_ cmd: RecordCommand) throws -> ExitCode {
+        let signals = SignalHandling.start(quiet: cmd.quiet)
         // FFmpeg's own log only with -v: our errors already carry its message, in one line.
         (cmd.verbose ? LogLevel.verbose : .quiet).apply()
         if !cmd.quiet { cmd.warnings.forEach(Terminal.warning) }
@@ -132,10 +132,11 @@ public enum CLI {
         // Created once everything else was checked and built: a failed start leaves no stats file.
         let stats = try cmd.statsPath.map { try StatsWriter(path: $0, overwrite: cmd.overwriteStats) }
         try cmd.segments?.open(overwrite: cmd.configuration.outputs.overwriteFiles)
-        return supervise(pipeline, quiet: cmd.quiet, verbose: cmd.verbose, stats: stats, segments: cmd.configuration.outputs.segments)
+        return supervise(pipeline, signals: signals, quiet: cmd.quiet, verbose: cmd.verbose, stats: stats, segments: cmd.configuration.outputs.segments)
     }
 
     static func mux(_ cmd: MuxCommand) throws -> ExitCode {
+        let signals = SignalHandling.start(quiet: cmd.quiet)
         // Probing bad input makes FFmpeg log decoder noise; our own error line says what matters.
         (cmd.verbose ? LogLevel.verbose : .quiet).apply()
         if !cmd.quiet { cmd.warnings.forEach(Terminal.warning) }
@@ -143,19 +144,20 @@ public enum CLI {
             if !cmd.quiet { Terminal.warning(message) }
         }
         try cmd.segments?.open(overwrite: cmd.configuration.outputs.overwriteFiles)
-        return supervise(job, quiet: cmd.quiet, verbose: cmd.verbose, remux: true, segments: cmd.configuration.outputs.segments)
+        return supervise(job, signals: signals, quiet: cmd.quiet, verbose: cmd.verbose, remux: true, segments: cmd.configuration.outputs.segments)
     }
 
     /// Runs a job to its end, for every command: the viewer URLs once, then the first SIGINT or
-    /// SIGTERM stops it gracefully, SIGUSR1 cuts the segments, the progress line (and `--stats`)
-    /// show while it runs, and a failure becomes one `error:` line and exit code 1.
-    private static func supervise(_ job: LiveJob, quiet: Bool, verbose: Bool, remux: Bool = false,
+    /// SIGTERM (or one that came while the job was built) stops it gracefully, SIGUSR1 cuts the
+    /// segments, the progress line (and `--stats`) show while it runs, and a failure becomes one
+    /// `error:` line and exit code 1.
+    private static func supervise(_ job: LiveJob, signals: SignalHandling, quiet: Bool, verbose: Bool, remux: Bool = false,
                                   stats: StatsWriter? = nil, segments: SegmentPlan? = nil) -> ExitCode {
         if !quiet && !job.viewerURLs.isEmpty {
             Terminal.write("serving viewers at \(job.viewerURLs.joined(separator: " and "))\n")
         }
         if !quiet, let dashboard = job.dashboardURL { Terminal.write("dashboard at \(dashboard)\n") }
-        let signals = SignalHandling(onFirst: job.stop) {
+        signals.attach(stop: job.stop) {
             guard let segments else {
                 if !quiet { Terminal.warning("SIGUSR1 cuts segments, and no output is segmented (give --segment-time or --segment-size)") }
                 return

@@ -59,22 +59,28 @@ final class SignalTests: TemporaryDirectoryTestCase {
         XCTAssertTrue(r.stderr.contains("error: interrupted again"), r.stderr)
     }
 
-    /// An input read from a FIFO whose writer stalls (SIGSTOP: open, silent), alone and as the
-    /// second video source over a test pattern: SIGINT still stops the recording at once, exit 0,
-    /// the file finished. The capture thread sat in `read(2)` and the stop waited for it (a second
-    /// SIGINT was the only way out, and left the file without its duration).
+    /// An input read from a FIFO whose writer stalls (SIGSTOP: open, silent), recorded alone and
+    /// as the second video source over a test pattern, and muxed: SIGINT still stops at once, exit
+    /// 0, the file finished. The reading thread sat in `read(2)` and the stop waited for it (a
+    /// second SIGINT was the only way out, and left the file without its duration).
     func testSIGINTStopsAnInputWhoseWriterStalled() throws {
-        for (name, inputs) in [("alone", ["--input", "nut:FIFO"]),
-                               ("second", ["--video", "lavfi:testsrc2=size=160x120:rate=30", "--video", "nut:FIFO"])] {
-            let fifo = "\(dir)/\(name).fifo", path = "\(dir)/\(name).flv"
+        let record = ["record", "-q", "--size", "160x120", "--no-audio"]
+        let cases: [(name: String, arguments: [String], writerCodec: [String])] = [
+            ("alone", record + ["--input", "nut:FIFO"], ["-c:v", "rawvideo", "-f", "nut"]),
+            ("second", record + ["--video", "lavfi:testsrc2=size=160x120:rate=30", "--video", "nut:FIFO"], ["-c:v", "rawvideo", "-f", "nut"]),
+            ("mux", ["mux", "-q", "-i", "FIFO"], ["-c:v", "libx264", "-g", "15", "-f", "flv"]),
+        ]
+        for (name, arguments, writerCodec) in cases {
+            // The mux probes a live FLV for libavformat's 5 s before it starts.
+            let running = name == "mux" ? 7.0 : 2.5
+            let fifo = "\(dir)/\(name).fifo", path = "\(dir)/\(name).asf"
             XCTAssertEqual(mkfifo(fifo, 0o600), 0)
-            let writer = try ChildProcess.background("ffmpeg", ["-nostdin", "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=30",
-                                                                "-c:v", "rawvideo", "-f", "nut", "-y", fifo], directory: dir, name: "writer-\(name)")
+            let writer = try ChildProcess.background("ffmpeg", ["-nostdin", "-v", "error", "-re", "-f", "lavfi", "-i", "testsrc=size=160x120:rate=30"]
+                                                     + writerCodec + ["-y", fifo], directory: dir, name: "writer-\(name)")
             defer { writer.signal(SIGCONT); writer.end(signal: SIGKILL) }
             var signalled = Date()
-            let r = try Tools.livemux(["record", "-q", "--size", "160x120", "--no-audio", "-o", path]
-                                      + inputs.map { $0.replacingOccurrences(of: "FIFO", with: fifo) }, timeout: 30) { process in
-                Thread.sleep(forTimeInterval: 2.5)
+            let r = try Tools.livemux(arguments.map { $0.replacingOccurrences(of: "FIFO", with: fifo) } + ["-o", path], timeout: 30) { process in
+                Thread.sleep(forTimeInterval: running)
                 writer.signal(SIGSTOP)
                 Thread.sleep(forTimeInterval: 1)
                 signalled = Date()
@@ -86,6 +92,46 @@ final class SignalTests: TemporaryDirectoryTestCase {
             XCTAssertGreaterThan(try XCTUnwrap(try Tools.probe(path).format.seconds, "\(name): a duration in the header"), 1, name)
             XCTAssertEqual(try Tools.decodeErrors(path), "", name)
         }
+    }
+
+    /// SIGINT while the input is still being opened (a FIFO nobody writes yet: `open(2)` waits):
+    /// the stop is kept, said once, and made as soon as the input opens (exit 0); when it never
+    /// opens, a second SIGINT exits at once with 130. Before, both were ignored until the job was
+    /// built, for ever if it never was.
+    func testSIGINTWhileTheInputOpens() throws {
+        let fifo = "\(dir)/late.fifo", path = "\(dir)/late.flv"
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        let writer = try ChildProcess.background("sh", ["-c", "sleep 2; exec ffmpeg -nostdin -v error -re -f lavfi -i testsrc=size=160x120:rate=30"
+                                                        + " -t 10 -c:v rawvideo -f nut -y '\(fifo)'"], directory: dir, name: "writer")
+        defer { writer.end(signal: SIGKILL) }
+        let started = Date()
+        let r = try Tools.livemux(["record", "--size", "160x120", "--no-audio", "--input", "nut:\(fifo)", "-o", path], timeout: 30) { process in
+            Thread.sleep(forTimeInterval: 1)
+            process.signal(SIGINT)
+        }
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 6, "stopped once the input opened")
+        XCTAssertEqual(r.stderr.components(separatedBy: "warning: stopping as soon as the inputs are open").count - 1, 1, r.stderr)
+        XCTAssertFalse(r.stderr.contains("error:"), r.stderr)
+        // Stopped before its first frame: an FLV with its header and no media, as any recording
+        // stopped that early, that readers open.
+        let probe = try Tools.run("ffprobe", ["-v", "error", path])
+        XCTAssertEqual(probe.status, 0, probe.stderr)
+
+        // Nobody ever writes: the second SIGINT, a second later, exits.
+        let never = "\(dir)/never.fifo"
+        XCTAssertEqual(mkfifo(never, 0o600), 0)
+        var second = Date()
+        let stuck = try Tools.livemux(["record", "--size", "160x120", "--no-audio", "--input", "nut:\(never)", "-o", "\(dir)/never.flv"], timeout: 30) { process in
+            Thread.sleep(forTimeInterval: 1)
+            process.signal(SIGINT)
+            Thread.sleep(forTimeInterval: 1)
+            second = Date()
+            process.signal(SIGINT)
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(second), 2)
+        XCTAssertEqual(stuck.status, 130, stuck.stderr)
+        XCTAssertTrue(stuck.stderr.contains("error: interrupted again"), stuck.stderr)
     }
 
     /// Records (to `file` too, if given) with FLV to a pipe nobody reads, so the recording cannot

@@ -22,7 +22,7 @@ final class SecretOutputArgumentTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = dir + "/push.url"
-        FileManager.default.createFile(atPath: file, contents: Data("rtmp://h/live/s3cret\nignored\n".utf8), attributes: [.posixPermissions: 0o600])
+        _ = FileManager.default.createFile(atPath: file, contents: Data("rtmp://h/live/s3cret\nignored\n".utf8), attributes: [.posixPermissions: 0o600])
         let c = try RecordCommand.parse(["-o", "@" + file]).configuration
         XCTAssertEqual(c.outputs.destinations.map(\.destination), [.network("rtmp://h/live/s3cret")])
 

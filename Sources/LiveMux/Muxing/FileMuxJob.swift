@@ -13,9 +13,14 @@ public final class FileMuxJob: LiveJob, @unchecked Sendable {
         let audio: InputDevice.Stream?
         /// Elementary video: timestamps come from the frame count at `fps`.
         let rawVideo: Bool
+        /// Its reads may block for ever (a pipe): they go through a `DeviceReader`, so a stop
+        /// never waits for one.
+        let mayBlock: Bool
     }
 
     private let readers: [Reader]
+    /// The `DeviceReader`s of inputs that may block, while they run: a stop wakes them.
+    private let blockingReads = Locked<[DeviceReader]>([])
     private let muxer: Muxer
     private let fps: FrameRate
     private let realtime: Bool
@@ -54,17 +59,17 @@ public final class FileMuxJob: LiveJob, @unchecked Sendable {
             let d = try Self.open(path, fps: c.fps)
             let v = d.bestStream(.video), a = d.bestStream(.audio)
             if v == nil && a == nil { throw LiveMuxError.input("\(path) has no video or audio stream") }
-            readers.append(Reader(device: d, video: v, audio: a, rawVideo: Self.isRawVideo(d)))
+            readers.append(Reader(device: d, video: v, audio: a, rawVideo: Self.isRawVideo(d), mayBlock: Self.mayBlock(path)))
         } else {
             if let path = c.video {
                 let d = try Self.open(path, fps: c.fps)
                 guard let v = d.bestStream(.video) else { throw LiveMuxError.input("\(path) has no video stream (give H.264 or HEVC, elementary or in a container)") }
-                readers.append(Reader(device: d, video: v, audio: nil, rawVideo: Self.isRawVideo(d)))
+                readers.append(Reader(device: d, video: v, audio: nil, rawVideo: Self.isRawVideo(d), mayBlock: Self.mayBlock(path)))
             }
             if let path = c.audio {
                 let d = try Self.open(path, fps: c.fps)
                 guard let a = d.bestStream(.audio) else { throw LiveMuxError.input("\(path) has no audio stream (give ADTS AAC or a container with AAC)") }
-                readers.append(Reader(device: d, video: nil, audio: a, rawVideo: false))
+                readers.append(Reader(device: d, video: nil, audio: a, rawVideo: false, mayBlock: Self.mayBlock(path)))
             }
         }
         fps = Self.frameRate(c, elementary: readers.first { $0.rawVideo }?.device, report: report)
@@ -159,14 +164,30 @@ public final class FileMuxJob: LiveJob, @unchecked Sendable {
     }
 
     /// Stops reading; what was read is muxed and the trailer written. From any thread.
-    public func stop() { session.stopSignal.request() }
+    public func stop() {
+        session.stopSignal.request()
+        readers.forEach { $0.device.interrupt() }
+        blockingReads.withLock { $0 }.forEach { $0.wake() }
+    }
+
+    private static func mayBlock(_ path: String) -> Bool { SourceSpec(format: nil, url: path).readsMayBlock }
 
     private var isStopped: Bool { session.stopSignal.isRequested }
 
     private func read(_ r: Reader) throws {
         var spare: [Packet] = []
+        let ahead = r.mayBlock ? DeviceReader.start(r.device) : nil
+        if let ahead { blockingReads.withLock { $0.append(ahead) } }
+        defer { ahead?.abandon() }
         func next() throws -> Packet? {
             guard !isStopped else { return nil }
+            if let ahead {
+                switch ahead.next(until: .max) {
+                case .packet(let packet): return packet
+                case .ended, .waiting: return nil  // waiting: a stop woke it
+                case .failed(let error): if isStopped { return nil } else { throw error }
+                }
+            }
             // Each packet is handed over to the muxer as it was read: no copy of its payload.
             if spare.isEmpty { pool?.takeAll(into: &spare) }
             let packet = try spare.popLast() ?? Packet()
