@@ -14,7 +14,7 @@ import Glibc
 /// asked for while the job is still being built (an input slow to open) is kept and made as soon
 /// as the job is `attach`ed; a second exits. Other commands keep the default dispositions: SIGINT
 /// ends them.
-final class SignalHandling: @unchecked Sendable {
+final class SignalHandling: Sendable {
     /// Signals this soon after the first are the same stop: `timeout -s INT` and other supervisors
     /// signal the process and then its process group, so one stop arrives twice, microseconds apart.
     static let repeatWindowNanoseconds: UInt64 = 500_000_000

@@ -14,6 +14,8 @@ final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
     let label: String
     let meter = LevelMeter()
     private let converter: AudioConverter
+    /// Samples converted since the compensation was last set (capture thread).
+    private var sinceCompensation = 0
     private let rate: Int
     /// Live: the mixer waits for a late source only so long, and a source that runs ahead drops
     /// nothing. Unpaced (files, synthetic sources read as fast as they go): the mixer waits until
@@ -53,8 +55,6 @@ final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
     static let driftSmoothing = 32.0
     static let driftDeadbandMicroseconds = 5_000.0
     static let maxCompensationPPM = 200
-    /// Samples converted since the compensation was last set (capture thread).
-    private var sinceCompensation = 0
 
     init(label: String, format: AudioFormat, live: Bool) throws {
         self.label = label

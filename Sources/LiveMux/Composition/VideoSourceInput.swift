@@ -5,8 +5,9 @@ import POSIX
 /// pixel format its graph input was made for, and keeps the newest; the compositor, on the video
 /// encoder's thread, takes one for each output frame (`frame(at:)`). A source that stalls shows
 /// its last frame; a device left out (away past `--device-timeout`) shows black, as before its
-/// first frame, until it is back: a frozen picture would look live. Unpaced, the frames are kept in order and the compositor takes the last one
-/// captured by its time, so a file or synthetic source composes the same however fast it is read.
+/// first frame, until it is back: a frozen picture would look live. Unpaced, the frames are kept
+/// in order and the compositor takes the last one captured by its time, so a file or synthetic
+/// source composes the same however fast it is read.
 final class VideoSourceInput: FrameConsumer, @unchecked Sendable {
     /// `v1`, `v2` …: the source's label in graphs and stats.
     let label: String

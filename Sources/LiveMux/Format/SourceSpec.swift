@@ -37,7 +37,6 @@ public struct SourceSpec: Sendable, Equatable {
 
     public var description: String { format.map { "\($0):\(url)" } ?? url }
 
-    /// The description with credentials in the URL masked: how messages and stats name it.
     /// Whether a read of it may wait for ever: anything but a regular file (stdin, a pipe or FIFO,
     /// a socket, a network URL), whose writer can stall without closing.
     var readsMayBlock: Bool {
@@ -46,6 +45,7 @@ public struct SourceSpec: Sendable, Equatable {
         return stat(url, &info) != 0 || info.st_mode & S_IFMT != S_IFREG
     }
 
+    /// The description with credentials in the URL masked: how messages and stats name it.
     public var maskedDescription: String {
         var masked = self
         masked.url = maskedURL(url)
