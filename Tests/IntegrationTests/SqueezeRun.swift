@@ -41,8 +41,9 @@ final class SqueezeRun: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
 
     private static let lock = NSLock()
-    /// Runs started and not yet read.
+    /// Runs started and not yet read, and every squeeze started (each runs once).
     nonisolated(unsafe) private static var runs: [String: SqueezeRun] = [:]
+    nonisolated(unsafe) private static var started: Set<String> = []
 
     private init(_ spec: Spec) throws {
         directory = try Tools.temporaryDirectory()
@@ -63,7 +64,11 @@ final class SqueezeRun: @unchecked Sendable {
             guard let spec = specs[name] else { throw SetupError("no squeeze \(name)") }
             let run = try runs[name] ?? SqueezeRun(spec)
             runs[name] = nil
-            if runs[spec.partner] == nil && selected(spec.partnerTest) { runs[spec.partner] = try SqueezeRun(specs[spec.partner]!) }
+            started.insert(name)
+            if !started.contains(spec.partner) && selected(spec.partnerTest) {
+                runs[spec.partner] = try SqueezeRun(specs[spec.partner]!)
+                started.insert(spec.partner)
+            }
             return run
         }
         run.done.wait()
