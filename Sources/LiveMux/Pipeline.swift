@@ -12,9 +12,10 @@ import FFmpeg
 /// trailers written); `wait` returns when all is done and throws the first failure.
 public final class Pipeline: LiveJob, @unchecked Sendable {
     // The fields are set in init and then only read; the threads own their parts.
-    private let sources: [CaptureSource]
     /// The sources by kind, v0 and a0 first, for their labels in stats.
     private let opened: RecordingSources
+    /// Every source, each once.
+    private var sources: [CaptureSource] { opened.all }
     /// What sits between the sources and the encoders (mix, composition, filters, level meters).
     private let stages: SourceStages
     private let encoderThreads: [EncoderThread]
@@ -116,7 +117,6 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
             let audio: FrameConsumer? = a.flatMap { $0 == 0 ? stages.audio as FrameConsumer? : stages.audioInputs[$0 - 1] }
             source.attach(video: video, audio: audio, timeline: timeline)
         }
-        self.sources = sources
         self.opened = opened
         self.stages = stages
         encoderThreads = videoConsumer.map { [$0] } ?? []

@@ -128,12 +128,8 @@ final class CaptureSource: @unchecked Sendable {
                     guard let read = next.packet else { continue }
                     packet = read
                 } else if let reader {
-                    switch reader.next(until: .max) {
-                    case .packet(let read): packet = read
-                    case .ended: break reading
-                    case .failed(let error): if stop.isRequested { break reading } else { throw error }
-                    case .waiting: continue  // a stop woke it
-                    }
+                    guard let read = try reader.nextPacket(stopping: { stop.isRequested }) else { break reading }
+                    packet = read
                 } else {
                     guard try device.read(into: own) else { break reading }
                     packet = own

@@ -88,6 +88,17 @@ final class DeviceReader: Sendable {
         return next
     }
 
+    /// For an input read without a deadline (one whose reads may block): the next packet, or nil
+    /// at its end or once `wake()` was called (a stop); its read's failure is thrown unless
+    /// `stopping` (a stop's interrupt fails it).
+    func nextPacket(stopping: () -> Bool) throws -> Packet? {
+        switch next(until: .max) {
+        case .packet(let packet): return packet
+        case .ended, .waiting: return nil
+        case .failed(let error): if stopping() { return nil } else { throw error }
+        }
+    }
+
     /// Since when nothing was read (µs, monotonic), and whether anything was since the start.
     var quiet: (since: Int64, afterData: Bool) { state.withLock { ($0.lastRead, $0.readAny) } }
 

@@ -97,9 +97,9 @@ final class AudioSourceInput: FrameConsumer, @unchecked Sendable {
     /// `realignMicroseconds` away. The first is placed `held` samples late: the converter held
     /// back that many of its end, so placed at its time it would never cover its own span and the
     /// mix would wait for every next frame.
-    private func place(_ frame: Frame, at time: Int64, held: Int, in s: inout State) throws {
+    private func place(_ frame: Frame, at time: Int64, held: @autoclosure () -> Int, in s: inout State) throws {
         guard let anchor = s.anchorTime else {
-            let late = Timestamp.rescale(Int64(held), from: Rational(1, Int32(rate)), to: .microseconds)
+            let late = Timestamp.rescale(Int64(held()), from: Rational(1, Int32(rate)), to: .microseconds)
             (s.anchorTime, s.anchorIndex) = (time + late, s.headIndex)
             try s.fifo.write(frame, from: 0, count: frame.sampleCount)
             return

@@ -181,13 +181,7 @@ public final class FileMuxJob: LiveJob, @unchecked Sendable {
         defer { ahead?.abandon() }
         func next() throws -> Packet? {
             guard !isStopped else { return nil }
-            if let ahead {
-                switch ahead.next(until: .max) {
-                case .packet(let packet): return packet
-                case .ended, .waiting: return nil  // waiting: a stop woke it
-                case .failed(let error): if isStopped { return nil } else { throw error }
-                }
-            }
+            if let ahead { return try ahead.nextPacket { isStopped } }
             // Each packet is handed over to the muxer as it was read: no copy of its payload.
             if spare.isEmpty { pool?.takeAll(into: &spare) }
             let packet = try spare.popLast() ?? Packet()
