@@ -32,7 +32,7 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
     private var captureTimes: [(sample: Int64, time: Int64)] = []
     private(set) var isDone = false
     private var lastCaptureTime: Int64 = 0
-    private var lastInputTime: Int64?
+    private var lastInputStamp: Int64?
     private var gaveUpWaiting = false
     private var nextInputTime: Int64?
 
@@ -68,12 +68,14 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
         statistics.countInput(.audio)
         // A timestamp that repeats or goes backwards is repaired: the frame follows the previous one.
         // (Audio is stamped from the sample count anyway; capture times serve the start and the drift.)
+        // Compared with the stamp before, not with the repaired time, so that stamps which went
+        // back by more than a frame and go on from there are followed again, not repaired forever.
         var time = captureTime
-        if let expected = nextInputTime, let last = lastInputTime, time <= last {
+        if let expected = nextInputTime, let last = lastInputStamp, time <= last {
             statistics.countTimestampRepair(.audio)
             time = expected
         }
-        lastInputTime = time
+        lastInputStamp = captureTime
         if frame.sampleRate > 0 {
             nextInputTime = time + Int64(frame.sampleCount) * 1_000_000 / Int64(frame.sampleRate)
         }
