@@ -216,6 +216,17 @@ final class DeviceRig {
         return "\(dir)/truth-source"
     }
 
+    /// Tests/DeviceShims/pulse-latency-unknown.c, built once per test run: preloaded into livemux,
+    /// it fails pulse's first latency query.
+    static func latencyUnknownShim() throws -> String { try latencyUnknownBinary.get() }
+    private static let latencyUnknownBinary: Result<String, Error> = Result {
+        let dir = try Tools.temporaryDirectory()
+        let source = Tools.packageRoot.appendingPathComponent("Tests/DeviceShims/pulse-latency-unknown.c").path
+        let r = try Tools.run("gcc", ["-O2", "-Wall", "-shared", "-fPIC", "-o", "\(dir)/pulse-latency-unknown.so", source, "-ldl"])
+        guard r.status == 0 else { throw SetupError("cannot build the latency shim: \(r.stderr)") }
+        return "\(dir)/pulse-latency-unknown.so"
+    }
+
     /// Starts beeping and flashing for `seconds`, feeding the pipe `rate` samples per second of the
     /// monotonic clock (the source is labelled 48 kHz whatever it is fed), and the second
     /// microphone's pipe its train when the rig has one.

@@ -34,17 +34,20 @@ final class DeviceSyncTests: XCTestCase {
 
     /// Records `seconds` of screen and microphone while the truth source feeds the pipe `rate`
     /// samples a second (labelled 48 kHz).
-    /// `arguments`: more for livemux; `whileRunning`: what happens to the devices meanwhile;
+    /// `arguments`: more for livemux; `environment`: more for its environment (over the rig's);
+    /// `whileRunning`: what happens to the devices meanwhile;
     /// `gap`: about how many seconds of the recording have no microphone (fewer beeps expected).
     static func record(on rig: DeviceRig, seconds: Double, rate: Double = 48000, audio: String = "pulse:\(DeviceRig.microphone)",
-                arguments: [String] = [], quiet: Bool = true, gap: Double = 0, whileRunning: ((ChildProcess) -> Void)? = nil) throws -> Run {
+                arguments: [String] = [], environment: [String: String] = [:], quiet: Bool = true, gap: Double = 0,
+                whileRunning: ((ChildProcess) -> Void)? = nil) throws -> Run {
         let path = "\(rig.dir)/sync.flv", stats = "\(rig.dir)/sync.jsonl"
         try rig.startTruth(seconds: seconds + 3, rate: rate)
         let launched = LatencyTests.monotonicMilliseconds()
         let r = try Tools.run(Tools.livemux, ["record"] + (quiet ? ["-q"] : []) + ["-t", String(seconds), "--size", DeviceRig.screenSize, "--fps", "30",
                                               "--video", "x11grab:\(rig.display)", "--audio", audio,
                                               "--stats", stats, "-o", path] + arguments,
-                              environment: rig.environment, timeout: seconds + 30, whileRunning: whileRunning)
+                              environment: rig.environment.merging(environment) { _, new in new }, timeout: seconds + 30,
+                              whileRunning: whileRunning)
         let truth = rig.finishTruth()
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual(try Tools.decodeErrors(path), "")
@@ -124,6 +127,19 @@ final class DeviceSyncTests: XCTestCase {
         XCTAssertGreaterThan(run.stats["drift_corrections"] as? Int ?? 0, 0, "drift corrections")
         XCTAssertEqual(run.stats["drift_ppm"] as? Double ?? 0, 5000, accuracy: 1000, "48240 Hz labelled 48000: +0.5%")
         print("device drift +0.5%: corrections \(run.stats["drift_corrections"] ?? "?"), drift \(run.stats["drift_ms"] ?? "?") ms, offsets \(description)")
+    }
+
+    /// pulse's first latency query fails (preloaded `pulse-latency-unknown.so`), as it does when the
+    /// stream's first packets are read before the daemon's first timing update: libavdevice stamps
+    /// the first packet when it was read, 60–100 ms late, and its time filter takes a dozen packets
+    /// to settle. The start of the audio is placed by the settled stamps, so every beep stays
+    /// within a frame of its flash (before, the whole recording was 60–100 ms out).
+    func testMicrophoneWhoseFirstStampIsLateIsInSync() throws {
+        let run = try Self.record(on: rig, seconds: 8, environment: ["LD_PRELOAD": try DeviceRig.latencyUnknownShim()])
+        XCTAssertTrue(run.result.stderr.contains("pulse-latency-unknown: the first latency query failed"), "the shim took: \(run.result.stderr)")
+        assertInSync(run.offsets)
+        let audio = try DeviceFailureTests.audioPackets(run.path)
+        XCTAssertEqual(Double(audio.count) * 1024 / 48000, 8, accuracy: 0.1, "audio duration")
     }
 
     /// ALSA through PulseAudio's ALSA plugin (`alsa:pulse`, libasound2-plugins), recording the

@@ -26,6 +26,8 @@ final class CaptureSource: @unchecked Sendable {
     /// shares the capture clock with a live input.
     private var timeline: Timeline?
     private var hasStarted = false
+    /// A live device's first audio frames, held until their start is settled.
+    private var audioStart = AudioStartSettling()
     /// A live device's failures, fills and reopenings; nil for everything else.
     private let supervisor: DeviceSupervisor?
     /// What `--stats` shows about this input, when it is a live device.
@@ -148,6 +150,7 @@ final class CaptureSource: @unchecked Sendable {
                     _ = try deliverDecoded(route, decoder, frame, stop)
                 }
             }
+            _ = try releaseHeldAudio()
         }
     }
 
@@ -170,11 +173,14 @@ final class CaptureSource: @unchecked Sendable {
         guard let supervisor else { return nil }
         setReader(nil)
         started(at: Timestamp.monotonicMicroseconds())
+        // What the device delivered goes on before the gap is filled after it.
+        guard try releaseHeldAudio() else { return nil }
         guard let (device, failed) = try supervisor.rideOut(problem, since: since, stop: stop) else { return nil }
         routes = try CaptureInput.routes(device, streamKinds, spec)
         reading.withLock { $0.input = .demuxer(device) }
         if stop.isRequested { device.interrupt() }
         clock.deviceReopened(grid: CaptureInput.grid(device, routes))
+        audioStart.restart()
         supervisor.reopened(failedAt: failed)
         return device
     }
@@ -201,14 +207,38 @@ final class CaptureSource: @unchecked Sendable {
         return true
     }
 
-    /// Puts one frame on the capture clock, paces it, and hands it to the encoder of its stream;
-    /// false once all encoders are done (or a stop came while pacing).
+    /// Puts one frame on the capture clock, paces it, and hands it to the encoder of its stream
+    /// (a live device's first audio frames once their start is settled); false once all encoders
+    /// are done (or a stop came while pacing).
     private func deliver(_ frame: Frame, _ route: CaptureInput.Route, _ stop: StopSignal) throws -> Bool {
         defer { frame.unreference() }
         let now = Timestamp.monotonicMicroseconds()
-        var time = clock.time(of: frame, route.kind, in: route.timeBase, now: now)
-        guard var captured = clock.pace(time, now: now, stop: stop) else { return false }
+        let time = clock.time(of: frame, route.kind, in: route.timeBase, now: now)
+        guard let captured = clock.pace(time, now: now, stop: stop) else { return false }
+        // The stamp may be later than the settled time, never earlier: zero still comes after
+        // the first sample of every input.
         started(at: time)
+        guard isLive, route.kind == .audio else { return try hand(frame, route, at: time, captured: captured, now: now) }
+        for t in try audioStart.take(frame, at: time, arrival: now) {
+            if try !hand(t.frame, route, at: t.time, captured: min(t.time, t.arrival), now: t.arrival) { return false }
+        }
+        return true
+    }
+
+    /// Hands a live device's audio frames still held to the encoder (the input ended, failed or
+    /// was stopped before their start settled); false once all encoders are done.
+    private func releaseHeldAudio() throws -> Bool {
+        guard let route = routes.values.first(where: { $0.kind == .audio }) else { return true }
+        for t in audioStart.release() {
+            if try !hand(t.frame, route, at: t.time, captured: min(t.time, t.arrival), now: t.arrival) { return false }
+        }
+        return true
+    }
+
+    /// Hands one frame on the capture clock to the encoder of its stream (`time`; `captured`:
+    /// when it counts as captured; `now`: when it arrived); false once all encoders are done.
+    private func hand(_ frame: Frame, _ route: CaptureInput.Route, at time: Int64, captured: Int64, now: Int64) throws -> Bool {
+        var (time, captured) = (time, captured)
         // Zero waits for every input's first frame (`Timeline`): an earlier frame that would set it
         // is dropped.
         if let timeline, !timeline.admits(route.kind, at: time) { return true }

@@ -1,0 +1,28 @@
+/* Preloaded into livemux by the device tests: pulse's first latency query fails, as it does when
+ * a record stream's first packet is read before the daemon's first timing update came back
+ * (PA_ERR_NODATA). libavdevice's pulse input then stamps that packet with the time it was read,
+ * not the time it was captured: a burst of packets waiting since the stream started is stamped
+ * tens of ms late, and its time filter carries part of the error into the next packets.
+ *
+ *   gcc -shared -fPIC -o pulse-latency-unknown.so pulse-latency-unknown.c -ldl */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct pa_stream pa_stream;
+typedef uint64_t pa_usec_t;
+
+/* enum pa_error_code's PA_ERR_NODATA (pulse/def.h). */
+#define NO_DATA 16
+
+int pa_stream_get_latency(pa_stream *s, pa_usec_t *latency, int *negative) {
+    static int calls;
+    static int (*real)(pa_stream *, pa_usec_t *, int *);
+    if (!real) real = (int (*)(pa_stream *, pa_usec_t *, int *))dlsym(RTLD_NEXT, "pa_stream_get_latency");
+    if (__atomic_fetch_add(&calls, 1, __ATOMIC_RELAXED) == 0) {
+        fputs("pulse-latency-unknown: the first latency query failed\n", stderr);
+        return -NO_DATA;
+    }
+    return real(s, latency, negative);
+}
