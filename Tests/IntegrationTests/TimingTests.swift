@@ -119,6 +119,22 @@ final class TimingTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(try Tools.decodeErrors(path), "")
     }
 
+    /// Audio whose stamps step back 100 ms at 1 s and go on from there (a device's stamps can):
+    /// one frame is repaired, and the stamps after it are followed, not repaired to the end (which
+    /// left the drift blind); the audio stays complete and in order.
+    func testAudioStampsThatStepBackAreFollowedAfterOneRepair() throws {
+        let path = "\(dir)/s.flv", stats = "\(dir)/s.jsonl"
+        let r = try Tools.livemux(["record", "--no-realtime", "-q", "-t", "2", "--size", "160x120",
+                                   "--audio", #"lavfi:sine=sample_rate=48000,asetpts=if(gte(N\,48000)\,PTS-4800\,PTS)"#,
+                                   "--stats", stats, "-o", path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let audio = try XCTUnwrap(try Self.statsLines(stats).last?["audio"] as? [String: Any])
+        XCTAssertEqual(audio["timestamp_repairs"] as? Int, 1, "\(audio)")
+        XCTAssertEqual(audio["dropped"] as? Int, 0, "\(audio)")
+        XCTAssertEqual(try XCTUnwrap(try Tools.probe(path).stream("audio")).packetCount, 94, "no audio lost")
+        XCTAssertEqual(try Tools.decodeErrors(path), "")
+    }
+
     func testStatsToStderrAndBadPath() throws {
         let r = try Tools.livemux(["record", "--no-realtime", "-q", "-t", "1", "--size", "160x120", "--stats", "-", "-o", "\(dir)/e.asf"])
         XCTAssertEqual(r.status, 0, r.stderr)
