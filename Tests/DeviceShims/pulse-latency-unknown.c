@@ -1,8 +1,9 @@
 /* Preloaded into livemux by the device tests: pulse's first latency query fails, as it does when
  * a record stream's first packet is read before the daemon's first timing update came back
- * (PA_ERR_NODATA). libavdevice's pulse input then stamps that packet with the time it was read,
- * not the time it was captured: a burst of packets waiting since the stream started is stamped
- * tens of ms late, and its time filter carries part of the error into the next packets.
+ * (PA_ERR_NODATA). libavdevice's pulse input then skips its stamp for that packet, whose time
+ * comes out at about when it was read, not when it was captured: the burst of packets waiting
+ * since the stream started is read tens of ms late, and the time filter, started on the next
+ * packet, takes a dozen packets to settle.
  *
  *   gcc -shared -fPIC -o pulse-latency-unknown.so pulse-latency-unknown.c -ldl */
 #define _GNU_SOURCE

@@ -5,11 +5,12 @@ import FFmpeg
 /// Audio is stamped from its sample count, so the frame that starts the stream places every later
 /// sample. A device stamps a packet with when it was read less the latency it reports, and the
 /// first stamp can be late by a lot: pulse's first latency query fails when the stream's first
-/// packets are read before the daemon's first timing update; libavdevice then stamps the time of
-/// the read, 60–100 ms after the burst waiting since the stream started was captured. So the first
-/// `span` of samples is held, and each held frame placed at the earliest origin their stamps give
-/// (a stamp less the samples before it: the lower envelope) plus the samples before it. Later
-/// frames keep their own stamps, from which the drift is read. Used by the capture thread only.
+/// packets are read before the daemon's first timing update; libavdevice then skips its stamp for
+/// that packet, whose time comes out at about its read, 60–100 ms after the burst waiting since
+/// the stream started was captured. So the first `span` of samples is held, and each held frame
+/// placed at the earliest origin their stamps give (a stamp less the samples before it: the lower
+/// envelope) plus the samples before it. Later frames keep their own stamps, from which the drift
+/// is read. Used by the capture thread only.
 struct AudioStartSettling {
     /// A frame handed on, with its capture time (µs) and when it arrived.
     struct Timed {
