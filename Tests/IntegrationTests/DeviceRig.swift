@@ -208,23 +208,22 @@ final class DeviceRig {
     }
 
     /// The truth source, built once per test run.
-    private static let truthBinary: Result<String, Error> = Result {
-        let dir = try Tools.temporaryDirectory()
-        let source = Tools.packageRoot.appendingPathComponent("Tests/TruthSource/truth-source.c").path
-        let r = try Tools.run("gcc", ["-O2", "-Wall", "-pthread", "-o", "\(dir)/truth-source", source, "-lX11", "-lm"])
-        guard r.status == 0 else { throw SetupError("cannot build the truth source: \(r.stderr)") }
-        return "\(dir)/truth-source"
-    }
+    private static let truthBinary = Result { try compile("Tests/TruthSource/truth-source.c", to: "truth-source", ["-pthread"], libraries: ["-lX11", "-lm"]) }
 
     /// Tests/DeviceShims/pulse-latency-unknown.c, built once per test run: preloaded into livemux,
     /// it fails pulse's first latency query.
     static func latencyUnknownShim() throws -> String { try latencyUnknownBinary.get() }
-    private static let latencyUnknownBinary: Result<String, Error> = Result {
-        let dir = try Tools.temporaryDirectory()
-        let source = Tools.packageRoot.appendingPathComponent("Tests/DeviceShims/pulse-latency-unknown.c").path
-        let r = try Tools.run("gcc", ["-O2", "-Wall", "-shared", "-fPIC", "-o", "\(dir)/pulse-latency-unknown.so", source, "-ldl"])
-        guard r.status == 0 else { throw SetupError("cannot build the latency shim: \(r.stderr)") }
-        return "\(dir)/pulse-latency-unknown.so"
+    private static let latencyUnknownBinary = Result {
+        try compile("Tests/DeviceShims/pulse-latency-unknown.c", to: "pulse-latency-unknown.so", ["-shared", "-fPIC"], libraries: ["-ldl"])
+    }
+
+    /// Builds `source` (from the package root) with gcc into a temporary directory; the path built.
+    private static func compile(_ source: String, to name: String, _ flags: [String], libraries: [String]) throws -> String {
+        let output = "\(try Tools.temporaryDirectory())/\(name)"
+        let path = Tools.packageRoot.appendingPathComponent(source).path
+        let r = try Tools.run("gcc", ["-O2", "-Wall"] + flags + ["-o", output, path] + libraries)
+        guard r.status == 0 else { throw SetupError("cannot build \(source): \(r.stderr)") }
+        return output
     }
 
     /// Starts beeping and flashing for `seconds`, feeding the pipe `rate` samples per second of the

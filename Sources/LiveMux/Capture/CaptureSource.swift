@@ -219,19 +219,20 @@ final class CaptureSource: @unchecked Sendable {
         // the first sample of every input.
         started(at: time)
         guard isLive, route.kind == .audio else { return try hand(frame, route, at: time, captured: captured, now: now) }
-        for t in try audioStart.take(frame, at: time, arrival: now) {
-            if try !hand(t.frame, route, at: t.time, captured: min(t.time, t.arrival), now: t.arrival) { return false }
-        }
-        return true
+        return try hand(try audioStart.take(frame, at: time, arrival: now), route)
     }
 
     /// Hands a live device's audio frames still held to the encoder (the input ended, failed or
     /// was stopped before their start settled); false once all encoders are done.
     private func releaseHeldAudio() throws -> Bool {
         guard let route = routes.values.first(where: { $0.kind == .audio }) else { return true }
-        for t in audioStart.release() {
-            if try !hand(t.frame, route, at: t.time, captured: min(t.time, t.arrival), now: t.arrival) { return false }
-        }
+        return try hand(audioStart.release(), route)
+    }
+
+    /// Hands a live device's audio frames, as `AudioStartSettling` gave them, to the encoder;
+    /// false once all encoders are done.
+    private func hand(_ frames: [AudioStartSettling.Timed], _ route: CaptureInput.Route) throws -> Bool {
+        for t in frames where try !hand(t.frame, route, at: t.time, captured: min(t.time, t.arrival), now: t.arrival) { return false }
         return true
     }
 
