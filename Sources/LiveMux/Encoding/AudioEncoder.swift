@@ -114,12 +114,12 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
     private func append(_ frame: Frame, at time: Int64, base: Int64, capturedAt wallTime: Int64) throws -> Bool {
         lastCaptureTime = wallTime
         guard let converted = try converter.convert(frame) else { return try encodeReady() }
+        // The first frame places the stream; every later sample follows it by count, before zero
+        // too: a device's stamps may step further than its samples (a pulse monitor draining its
+        // backlog stamps 20 ms of samples 40 ms apart), and placing the first frame past zero by
+        // its own stamp left silence at the start.
         if writeSample == nil {
             let start = Timestamp.rescale(time - base, from: .microseconds, to: Rational(1, Int32(format.sampleRate)))
-            if start + Int64(converted.sampleCount) <= 0 {
-                statistics.countDropped(.audio)  // entirely before the start
-                return true
-            }
             // Audio that starts after zero keeps its place behind silence: the stream covers the
             // recording from its start, and every sample stays in sync.
             if start > 0 {
@@ -140,6 +140,8 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
         if keep > 0 {
             captureTimes.append((max(writeSample!, 0), wallTime))
             try fifo.write(converted, from: skip, count: keep)
+        } else if skip >= converted.sampleCount {
+            statistics.countDropped(.audio)  // entirely before the start
         }
         writeSample! += Int64(converted.sampleCount)
         if let limit = sampleLimit, writeSample! >= limit {
