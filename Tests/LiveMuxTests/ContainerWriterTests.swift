@@ -133,4 +133,25 @@ final class ContainerWriterTests: XCTestCase {
             }
         }
     }
+
+    /// A segment's writer (origin: its keyframe, off the millisecond grid) puts 30 fps video on
+    /// the grid the first segment has (0, 33, 67, 100 ms: rescaled after the origin is taken
+    /// off, not as two rounded milliseconds, which gave 0, 33, 66, 100), and an audio start that
+    /// lands half a frame after the keyframe (17 ms) one millisecond further (issue 38: ffmpeg's
+    /// CLI gave two frames of such an ASF segment one slot); 16 and 18 ms stay where they are.
+    func testASegmentKeepsItsFramesOnTheGridAndItsAudioClearOfHalfAFrame() throws {
+        let video = Rational(1, 30), audio = Rational(1, 48000)
+        let keyframe: Int64 = 31  // 1033.33 ms
+        for (audioStart, written) in [(Int64(17), Int64(18)), (16, 16), (18, 18)] {
+            let writer = try ContainerWriter(format: .asf, seekable: false, streams: try Self.streams(video: video, audio: audio),
+                                             origin: (keyframe, video))
+            let first = keyframe * 1600 + audioStart * 48  // samples
+            let packets = [try packet(.video, dts: keyframe, in: video), try packet(.audio, dts: first, in: audio),
+                           try packet(.video, dts: keyframe + 1, in: video), try packet(.audio, dts: first + 1024, in: audio),
+                           try packet(.video, dts: keyframe + 2, in: video), try packet(.video, dts: keyframe + 3, in: video)]
+            packets.forEach { $0.packet.duration = $0.stream == .video ? 1 : 1024 }
+            let dts = try write(writer, packets).dts
+            XCTAssertEqual(dts, [0, written, 33, written + 21, 67, 100], "audio \(audioStart) ms after the keyframe")
+        }
+    }
 }

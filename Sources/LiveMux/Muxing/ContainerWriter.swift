@@ -14,8 +14,10 @@ final class ContainerWriter: @unchecked Sendable {
     @exclusivity(unchecked) private var lastDTS = PerStream<Int64?>(repeating: nil)
     /// Where this writer's timestamps start (a segment's first keyframe: DTS and time base); nil: 0.
     private let origin: (dts: Int64, timeBase: Rational)?
-    /// The origin in each stream's output time base, subtracted from every timestamp written.
-    @exclusivity(unchecked) private var originOffset = PerStream<Int64>(repeating: 0)
+    /// The origin in each stream's packet time base, subtracted from every timestamp before it is
+    /// rescaled: subtracting two rounded milliseconds put a segment's frames off their grid
+    /// (0, 33, 66 ms at 30 fps), and ffmpeg's CLI then gave two frames one slot.
+    @exclusivity(unchecked) private var originOffset = PerStream<(timeBase: Rational, dts: Int64)?>(repeating: nil)
 
     struct StreamDescription {
         let kind: StreamKind
@@ -60,13 +62,6 @@ final class ContainerWriter: @unchecked Sendable {
         let bytes = try container.writeHeader().array
         let bases = container.streamTimeBases
         for kind in StreamKind.allCases { outputTimeBase[kind] = streamIndex[kind].map { bases[$0] } }
-        if let origin {
-            // Rescaled as the packets are, so the keyframe at the origin is exactly 0 and nothing
-            // after it is negative.
-            for kind in StreamKind.allCases {
-                originOffset[kind] = outputTimeBase[kind].map { Timestamp.rescale(origin.dts, from: origin.timeBase, to: $0) } ?? 0
-            }
-        }
         return Chunk(kind: .header, bytes: bytes)
     }
 
@@ -74,8 +69,19 @@ final class ContainerWriter: @unchecked Sendable {
     /// dropped because it would make DTS go backwards.
     func write(_ p: EncodedPacket) throws -> Chunk? {
         guard let index = streamIndex[p.stream], let tb = outputTimeBase[p.stream] else { return nil }
-        var dts = Timestamp.rescale(p.dts, from: p.timeBase, to: tb) - originOffset[p.stream]
-        var pts = Timestamp.rescale(p.packet.pts, from: p.timeBase, to: tb) - originOffset[p.stream]
+        let offset = self.offset(p.stream, in: p.timeBase)
+        var dts = Timestamp.rescale(p.dts - offset, from: p.timeBase, to: tb)
+        var pts = Timestamp.rescale(p.packet.pts - offset, from: p.timeBase, to: tb)
+        if origin != nil {
+            if p.stream == .video, framePeriod == nil, p.packet.duration > 0 {
+                framePeriod = Double(p.packet.duration) * p.timeBase.doubleValue * 1_000_000
+            }
+            if p.stream == .audio {
+                if audioNudge == nil { audioNudge = Self.nudge(audioStart: dts, tick: tb, framePeriod: framePeriod) }
+                dts += audioNudge!
+                pts += audioNudge!
+            }
+        }
         if let last = lastDTS[p.stream], dts <= last {
             // Rounding into milliseconds can make neighbours equal; keep DTS strictly increasing.
             guard dts == last else { return nil }
@@ -93,6 +99,34 @@ final class ContainerWriter: @unchecked Sendable {
                                         duration: Timestamp.rescale(p.packet.duration, from: p.timeBase, to: tb))
         return Chunk(kind: .media(stream: p.stream, dts: dts, isKeyframe: p.isKeyframe), muxed: bytes,
                      captureTime: p.captureTime)
+    }
+
+    /// How many ticks a segment's audio is moved (0 or ±1; see `nudge`), fixed by its first packet.
+    private var audioNudge: Int64?
+    /// A segment's video frame period (µs), from its first frame.
+    private var framePeriod: Double?
+
+    /// A segment's audio starts after its keyframe, by what the audio packet across the cut
+    /// leaves; FFmpeg's ASF reader gives video no PTS and starts the file at the audio. Where that
+    /// start falls within half a tick of half a frame, the video's times, rounded to whole
+    /// milliseconds, land either side of the middle of ffmpeg's frame slots and two frames take
+    /// one; one tick (1 ms, under the container's own rounding twice over) moves the audio clear.
+    static func nudge(audioStart: Int64, tick: Rational, framePeriod: Double?) -> Int64 {
+        guard let period = framePeriod, period > 0 else { return 0 }
+        let tickMicroseconds = tick.doubleValue * 1_000_000
+        let phase = (Double(audioStart) * tickMicroseconds).truncatingRemainder(dividingBy: period) / period
+        guard abs(phase - 0.5) * period <= tickMicroseconds / 2 else { return 0 }
+        return phase < 0.5 ? -1 : 1
+    }
+
+    /// The origin in `timeBase`, the time base of `stream`'s packets (0 without an origin); the
+    /// keyframe at the origin is so exactly 0.
+    private func offset(_ stream: StreamKind, in timeBase: Rational) -> Int64 {
+        guard let origin else { return 0 }
+        if let known = originOffset[stream], known.timeBase == timeBase { return known.dts }
+        let dts = Timestamp.rescale(origin.dts, from: origin.timeBase, to: timeBase)
+        originOffset[stream] = (timeBase, dts)
+        return dts
     }
 
     func trailer() throws -> Chunk {
