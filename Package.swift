@@ -30,7 +30,10 @@ let package = Package(
         .target(name: "LiveMux", dependencies: ["FFmpeg", "POSIX"]),
         // Argument parsing, help text, progress line, signals and exit codes.
         .target(name: "LiveMuxCLI", dependencies: ["LiveMux", "POSIX"]),
-        .executableTarget(name: "livemux", dependencies: ["LiveMuxCLI"]),
+        // The executable's preinit function: SIGINT, SIGTERM and SIGUSR1 held from before any
+        // library initialises, for the CLI's signal thread. Linked by the executable alone.
+        .target(name: "CProcessStart"),
+        .executableTarget(name: "livemux", dependencies: ["LiveMuxCLI", "CProcessStart"]),
         .testTarget(name: "LiveMuxTests", dependencies: ["LiveMux", "FFmpeg", "POSIX"]),
         .testTarget(name: "LiveMuxCLITests", dependencies: ["LiveMuxCLI"]),
         .testTarget(name: "IntegrationTests", dependencies: []),

@@ -28,7 +28,12 @@ public enum CLI {
     """
 
     public static func main(_ arguments: [String]) -> Int32 {
+        SignalHandling.hold()
         SignalHandling.ignoreBrokenPipe()
+        switch arguments.first {
+        case "record", "serve", "mux": break
+        default: SignalHandling.release()
+        }
         guard let command = arguments.first else {
             Terminal.write(help + "\n")
             return ExitCode.usage.rawValue
@@ -157,7 +162,7 @@ public enum CLI {
             Terminal.write("serving viewers at \(job.viewerURLs.joined(separator: " and "))\n")
         }
         if !quiet, let dashboard = job.dashboardURL { Terminal.write("dashboard at \(dashboard)\n") }
-        signals.attach(stop: job.stop) {
+        signals.attach(stop: job.stop, started: { job.statisticsSnapshot.everyStreamStarted }) {
             guard let segments else {
                 if !quiet { Terminal.warning("SIGUSR1 cuts segments, and no output is segmented (give --segment-time or --segment-size)") }
                 return

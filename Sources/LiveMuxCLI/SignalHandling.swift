@@ -8,23 +8,41 @@ import Glibc
 /// once with 130. SIGUSR1 cuts the segments (`onCut`), as often as it comes. SIGPIPE is ignored,
 /// so a closed stdout is an error we report, not a silent death.
 ///
-/// A job command `start`s it before it opens anything: the three signals are blocked in every
-/// thread (threads inherit the mask) and one thread takes them with `sigwait`, so no handler runs
-/// in a random thread, and it works the same under ThreadSanitizer, which defers handlers. A stop
-/// asked for while the job is still being built (an input slow to open) is kept and made as soon
-/// as the job is `attach`ed; a second exits. Other commands keep the default dispositions: SIGINT
-/// ends them.
+/// The three signals are held from the process's start (the executable's preinit function, and
+/// the first line of `CLI.main`); a job command `start`s the thread that takes them before it
+/// opens anything, and every other command releases them. They stay blocked in every thread
+/// (threads inherit the mask) and one thread takes them with `sigwait`, so no handler runs in a
+/// random thread, and it works the same under ThreadSanitizer, which defers handlers. The stop is
+/// made once the job is `attach`ed and has its first frames (at most `firstFramesWaitNanoseconds`
+/// after both), so a stop in the first milliseconds, or while an input is slow to open, still
+/// leaves a file that plays; a second exits. Other commands keep the default dispositions:
+/// SIGINT ends them.
 final class SignalHandling: Sendable {
     /// Signals this soon after the first are the same stop: `timeout -s INT` and other supervisors
     /// signal the process and then its process group, so one stop arrives twice, microseconds apart.
     static let repeatWindowNanoseconds: UInt64 = 500_000_000
 
-    /// The job's handlers (nil until `attach`, and again after `finish`), and whether a stop came.
+    /// How long a stop waits for the job's first frames (ns), from the later of the signal and
+    /// the job being built: a source that is open but silent (a FIFO nobody writes) must not hold
+    /// the stop for long.
+    static let firstFramesWaitNanoseconds: UInt64 = 2_000_000_000
+    /// How often a stop that waits looks whether the first frames are in (ns).
+    static let firstFramesPollNanoseconds = 10_000_000
+
+    /// The job, from `attach` to `finish`: how to stop it and whether it has its first frames.
+    private struct Job {
+        let stop: @Sendable () -> Void
+        let started: @Sendable () -> Bool
+        let cut: @Sendable () -> Void
+        let attachedAt: UInt64
+    }
+
     private struct State {
-        var onFirst: (@Sendable () -> Void)?
-        var onCut: (@Sendable () -> Void)?
-        var stopAsked = false
+        var job: Job?
         var attached = false
+        /// When the first SIGINT or SIGTERM came (ns, monotonic), and whether its stop was made.
+        var stopAskedAt: UInt64?
+        var stopMade = false
     }
     private let state = Locked(State())
     private let quiet: Bool
@@ -43,12 +61,26 @@ final class SignalHandling: Sendable {
         return set
     }
 
-    /// Blocks SIGINT, SIGTERM and SIGUSR1 in the calling thread and every thread it starts later,
-    /// and starts the thread that takes them. Call before any other thread starts.
-    static func start(quiet: Bool) -> SignalHandling {
+    /// Blocks SIGINT, SIGTERM and SIGUSR1 the moment the process starts (before any other thread),
+    /// so one that comes while the command line is read stays pending for the signal thread: a
+    /// job started with `&` from a script inherits SIGINT ignored, and the kernel discards an
+    /// ignored signal that is not blocked (a stop 20 ms after the start was lost for the whole -t).
+    static func hold() { mask(SIG_BLOCK) }
+
+    /// Gives a command that does not run a job the dispositions it inherited (SIGINT ends
+    /// `report`); a signal held meanwhile is taken now.
+    static func release() { mask(SIG_UNBLOCK) }
+
+    private static func mask(_ how: Int32) {
         var set = stopSignals
-        // It returns an error only for an invalid `how`; SIG_BLOCK is valid.
-        _ = pthread_sigmask(SIG_BLOCK, &set, nil)
+        // It returns an error only for an invalid `how`.
+        _ = pthread_sigmask(how, &set, nil)
+    }
+
+    /// Starts the thread that takes SIGINT, SIGTERM and SIGUSR1 (held since `hold`, in every
+    /// thread started since: threads inherit the mask).
+    static func start(quiet: Bool) -> SignalHandling {
+        hold()
         return SignalHandling(quiet: quiet)
     }
 
@@ -59,45 +91,65 @@ final class SignalHandling: Sendable {
         thread.start()
     }
 
-    /// The job is built: the first signal stops it (now, if one came already), SIGUSR1 cuts.
-    func attach(stop: @escaping @Sendable () -> Void, cut: @escaping @Sendable () -> Void) {
-        let now = state.withLock { s in
+    /// The job is built: SIGINT and SIGTERM stop it once it has its first frames (`started`),
+    /// SIGUSR1 cuts.
+    func attach(stop: @escaping @Sendable () -> Void, started: @escaping @Sendable () -> Bool,
+                cut: @escaping @Sendable () -> Void) {
+        let job = Job(stop: stop, started: started, cut: cut, attachedAt: DispatchTime.now().uptimeNanoseconds)
+        state.withLock { s in
+            s.job = job
             s.attached = true
-            s.onFirst = s.stopAsked ? nil : stop
-            s.onCut = cut
-            return s.stopAsked
         }
-        if now { stop() }
     }
 
     /// Lets go of the handlers (and whatever job they hold) once the job is over: the signal thread
     /// lives until the process exits, and would keep the job's objects alive to the end.
     func finish() {
-        state.withLock { s in
-            s.onFirst = nil
-            s.onCut = nil
+        state.withLock { $0.job = nil }
+    }
+
+    /// The stop asked for, made if its job is built and has its first frames or waited long
+    /// enough; whether one is still to be made.
+    private func makeStopWhenStarted() -> Bool {
+        let (job, askedAt) = state.withLock { s in s.stopMade ? (nil, nil) : (s.job, s.stopAskedAt) }
+        guard let askedAt else { return false }
+        guard let job else { return state.withLock { !$0.attached } }
+        let deadline = max(askedAt, job.attachedAt) + Self.firstFramesWaitNanoseconds
+        guard job.started() || DispatchTime.now().uptimeNanoseconds >= deadline else { return true }
+        state.withLock { $0.stopMade = true }
+        job.stop()
+        return false
+    }
+
+    /// The next signal; while a stop is still to be made, wakes every `firstFramesPollNanoseconds`
+    /// to make it (nil then).
+    private func nextSignal(_ set: inout sigset_t) -> Int32? {
+        guard makeStopWhenStarted() else {
+            var sig: Int32 = 0
+            return sigwait(&set, &sig) == 0 ? sig : nil
         }
+        var timeout = timespec(tv_sec: 0, tv_nsec: Self.firstFramesPollNanoseconds)
+        let sig = sigtimedwait(&set, nil, &timeout)
+        return sig > 0 ? sig : nil
     }
 
     private func waitForSignals() {
         var set = Self.stopSignals
         var first: UInt64?
         while true {
-            var sig: Int32 = 0
-            guard sigwait(&set, &sig) == 0 else { continue }
+            guard let sig = nextSignal(&set) else { continue }
             if sig == SIGUSR1 {
-                state.withLock { $0.onCut }?()
+                state.withLock { $0.job?.cut }?()
                 continue
             }
             let now = DispatchTime.now().uptimeNanoseconds
             guard let firstAt = first else {
                 first = now
-                let (stop, early) = state.withLock { s in
-                    defer { (s.onFirst, s.stopAsked) = (nil, true) }
-                    return (s.onFirst, !s.attached)
+                let early = state.withLock { s in
+                    s.stopAskedAt = now
+                    return !s.attached
                 }
-                stop?()
-                if early && !quiet { Terminal.warning("stopping as soon as the inputs are open (interrupt again to exit now)") }
+                if early && !quiet { Terminal.warning("stopping as soon as the inputs are open and their first frames recorded (interrupt again to exit now)") }
                 continue
             }
             if now - firstAt < Self.repeatWindowNanoseconds { continue }

@@ -134,6 +134,50 @@ final class SignalTests: TemporaryDirectoryTestCase {
         XCTAssertTrue(stuck.stderr.contains("error: interrupted again"), stuck.stderr)
     }
 
+    /// A stop in the first milliseconds (issue 38): started as a script's `&` starts it, with
+    /// SIGINT ignored, SIGINT and SIGTERM 0, 5, 20, 50 and 200 ms after livemux holds them (its
+    /// preinit function, before its libraries initialise: what comes earlier, while the loader
+    /// maps them, the kernel discards, docs/reliability.md) end it at once with exit 0 and a file
+    /// that plays: at least its first frames, as `-t` shorter than a frame gives. Before, a SIGINT
+    /// 20 ms in was lost and the recording ran its whole -t, and one while the job was built left a
+    /// header without media that ffmpeg could not decode.
+    func testAStopInTheFirstMillisecondsEndsWithAFileThatPlays() throws {
+        let seconds = 8.0
+        for signal in [SIGINT, SIGTERM] {
+            for delay in [0, 0.005, 0.02, 0.05, 0.2] {
+                let path = "\(dir)/early-\(signal)-\(delay).asf"
+                let what = "signal \(signal) \(Int(delay * 1000)) ms after it was held"
+                let r = try Tools.run("sh", ["-c", "trap '' INT; exec \"$0\" \"$@\"", Tools.livemux, "record", "-q", "-t", String(seconds),
+                                             "--size", "160x120", "-o", path], timeout: 30) { process in
+                    XCTAssertTrue(Self.waitUntilHeld(signal, by: process.pid), what)
+                    Thread.sleep(forTimeInterval: delay)
+                    process.signal(signal)
+                }
+                XCTAssertEqual(r.status, 0, "\(what): \(r.stderr)")
+                XCTAssertLessThan(r.seconds, seconds / 2, "\(what): the stop was lost")
+                let p = try Tools.probe(path)
+                XCTAssertGreaterThanOrEqual(p.stream("video")?.packetCount ?? 0, 1, what)
+                XCTAssertGreaterThanOrEqual(p.stream("audio")?.packetCount ?? 0, 1, what)
+                XCTAssertEqual(try Tools.decodeErrors(path), "", what)
+            }
+        }
+    }
+
+    /// Waits up to 5 s until process `pid` blocks `signal` (its /proc status' SigBlk mask).
+    static func waitUntilHeld(_ signal: Int32, by pid: pid_t) -> Bool {
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+            if let line = status.split(separator: "\n").first(where: { $0.hasPrefix("SigBlk:") }),
+               let mask = UInt64(line.dropFirst("SigBlk:".count).trimmingCharacters(in: .whitespaces), radix: 16),
+               mask & (1 << UInt64(signal - 1)) != 0 {
+                return true
+            }
+            usleep(200)
+        }
+        return false
+    }
+
     /// Records (to `file` too, if given) with FLV to a pipe nobody reads, so the recording cannot
     /// end by itself; after 2 s sends SIGINT twice back to back (as `timeout` does), and again
     /// `gap` seconds later (`afterLast` runs then), then lets the reader go. Returns livemux's

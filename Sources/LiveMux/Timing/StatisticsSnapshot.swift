@@ -38,6 +38,11 @@ public struct StatisticsSnapshot: Sendable {
     public var videoBitRate = 0
 
     /// Media seconds per wall-clock second.
+    /// Whether every kind of stream the sources give has its first packet encoded (true without
+    /// sources: a remux has none, and nothing waits for it).
+    public var everyStreamStarted: Bool {
+        sources.allSatisfy { ($0.kind == .video ? video : audio).packetsOut > 0 }
+    }
     public var speed: Double { elapsed > 0 ? mediaTime / elapsed : 0 }
     public var dropped: Int { video.dropped + audio.dropped }
     /// Chunks network outputs and HTTP viewers dropped because they fell behind.
