@@ -68,7 +68,8 @@ struct OutputOptions {
       --segment-at-clock    cut on wall-clock multiples of --segment-time (1h: on the hour,
                             local time), with a keyframe forced at the cut
       --segment-keep N      keep only the newest N segments: the oldest is deleted once a new
-                            one is complete (a ring that never fills the disk)
+                            one is complete (a ring that never fills the disk), and at once
+                            when the disk is full, so the recording goes on
       --segment-keep-timestamps  segments keep the running timeline instead of starting at 0
       --segment-start-number N  number the first segment N instead of 0 (%d), to go on after
                             the segments of an earlier run
@@ -263,7 +264,7 @@ struct OutputOptions {
         }
         let announcer = SegmentAnnouncer(listPath: segmentList, keepsTimestamps: segmentPolicy.keepTimestamps, keep: segmentPolicy.keep)
         segmentAnnouncer = announcer
-        outputs.segments = SegmentPlan(segmentPolicy) { announcer.announce($0) }
+        outputs.segments = SegmentPlan(segmentPolicy, onClosed: { announcer.announce($0) }, onDeletedEarly: { announcer.deletedEarly($0) })
     }
 
     private func checkFiles(inputs: [String]) throws {

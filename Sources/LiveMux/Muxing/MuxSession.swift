@@ -110,7 +110,7 @@ final class MuxSession: @unchecked Sendable {
                     let events = SegmentFileSink.Events(closed: { record in
                         statistics.segmentClosed(record)
                         plan.onClosed?(record)
-                    }, warn: report)
+                    }, deletedEarly: { plan.onDeletedEarly?($0) }, warn: report)
                     let sink = try SegmentFileSink(pattern: path, overwrite: outputs.overwriteFiles, policy: plan.policy, events: events)
                     self.routes[i].sinks.append(sink)
                     self.routes[i].segmentSink = sink

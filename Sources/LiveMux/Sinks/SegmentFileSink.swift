@@ -8,12 +8,14 @@ import Glibc
 /// Its writer ends each segment with a trailer (which completes the file: the header's duration
 /// and sizes, ASF's index) and begins the next with a header, which creates the next file, so
 /// every segment is a whole recording of its own. With a ring (`keep`), the oldest segment is
-/// deleted once a new one is complete.
+/// deleted once a new one is complete, and earlier when the disk is full.
 final class SegmentFileSink: ChunkSink, @unchecked Sendable {
     /// What the sink tells about its segments, on the mux thread.
     struct Events: Sendable {
         /// A segment closed complete.
         let closed: @Sendable (SegmentRecord) -> Void
+        /// The ring deleted a kept segment before its time, to make room on a full disk.
+        let deletedEarly: @Sendable (String) -> Void
         /// A warning for stderr (and `--stats`).
         let warn: @Sendable (String) -> Void
     }
@@ -34,6 +36,8 @@ final class SegmentFileSink: ChunkSink, @unchecked Sendable {
     private var bytes: Int64 = 0
     /// The closed segments still on disk, oldest first (only with a ring).
     private var kept: [String] = []
+    /// Whether the ring made room on a full disk yet: said once.
+    private var madeRoom = false
     /// Where the next segment begins, for its name (wall clock, µs since 1970).
     private var nextWallClock: Int64 = 0
     /// The current segment's first and end time on the running timeline (µs), kept up to date by
@@ -63,13 +67,14 @@ final class SegmentFileSink: ChunkSink, @unchecked Sendable {
             try begin(wallClock: nextWallClock)
         }
         guard let file else { return }
-        try file.write(chunk)
+        try makingRoom { try file.write(chunk) }
         bytes += Int64(chunk.count)
         if chunk.kind == .trailer { try closeSegment(complete: true) }
     }
 
     /// Closes a segment left without its trailer (the run failed): readable up to its last write.
     func close() throws {
+        if let file { try makingRoom { try file.flush() } }
         try closeSegment(complete: false)
     }
 
@@ -95,6 +100,27 @@ final class SegmentFileSink: ChunkSink, @unchecked Sendable {
         throw LiveMuxError.output("\(wanted) exists, and so do \(SegmentName.alternative(to: wanted, 1)) to "
                                   + "\(SegmentName.alternative(to: wanted, Self.alternativeNames)): segment \(index) has no free name"
                                   + " (move those files away, or add -y to overwrite)")
+    }
+
+    /// Runs `write`; when the disk is full and the ring keeps a closed segment, deletes the oldest
+    /// and writes again (a `FileSink` undoes a write that failed for lack of space, so nothing is
+    /// lost or written twice). With nothing left to delete, the failure stands.
+    private func makingRoom(_ write: () throws -> Void) throws {
+        while true {
+            do {
+                return try write()
+            } catch let error as SinkError where error.isOutOfSpace && !kept.isEmpty {
+                let oldest = kept.removeFirst()
+                // The list drops it before it goes, so it never names a deleted file.
+                events.deletedEarly(oldest)
+                delete(oldest)
+                if !madeRoom {
+                    madeRoom = true
+                    events.warn("the disk is full: deleted \(oldest), the oldest segment kept, to go on;"
+                                + " the ring deletes its oldest segment early whenever the disk is full again")
+                }
+            }
+        }
     }
 
     /// Closes the segment being written; a complete one is announced and turns the ring.
