@@ -111,13 +111,15 @@ enum OutputFiles {
         guard !directory.hasFields else { return try check(first, policy, example: example) }
         let leaf = SegmentName(slash.map { String(pattern[pattern.index(after: $0)...]) } ?? pattern)
         let listed = directory.pattern.isEmpty ? (slash == nil ? "." : "/") : directory.path(index: 0, wallClock: 0)
+        // A directory that cannot be read holds no name to refuse: creating the first segment
+        // then fails with the reason (no such directory, no permission).
         let entries = (try? FileManager.default.contentsOfDirectory(atPath: listed)) ?? []
         let taken = entries.compactMap(leaf.number).filter { $0 >= start && isRegularFile(name.path(index: $0, wallClock: 0)) }
         guard let lowest = taken.min(), let highest = taken.max() else { return }
         let exists = name.path(index: lowest, wallClock: 0)
         let goOn = "--segment-start-number \(highest + 1) to number after the segments there, or give -o another name"
         if policy == .never {
-            throw UsageError("\(exists) exists (-n: not overwriting), and -o \(pattern) would write segment \(lowest) there: \(goOn)")
+            throw UsageError("\(exists) exists (-n: not overwriting), and -o \(pattern) would write segment \(lowest) there: give \(goOn)")
         }
         throw UsageError("\(exists) exists, and -o \(pattern) would write segment \(lowest) over it: add -y to overwrite, \(goOn)")
     }
