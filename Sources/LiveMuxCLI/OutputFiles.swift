@@ -93,6 +93,37 @@ enum OutputFiles {
         throw UsageError(policy == .never ? "\(path) exists (-n: not overwriting)" : "\(path) exists (add -y to overwrite)")
     }
 
+    /// Checks a segmented output (`-o 'p%03d.asf'`) before anything is created: its first name is
+    /// not a directory, and without `-y` no regular file has a name the pattern will produce. For
+    /// numbered names that is any number from `start` on, found by reading the directory (a ring
+    /// restarted beside its segments finds p090…p099, not just p000); the error names the first
+    /// and how to go on after the last. A dated name exists or not only when its segment begins:
+    /// the recording then writes it under the next free name.
+    static func checkSegments(_ pattern: String, from start: Int, _ policy: Overwrite, example: String) throws {
+        let name = SegmentName(pattern)
+        let first = name.path(index: start, wallClock: Int64(Date().timeIntervalSince1970 * 1e6))
+        try check(first, .always, example: example)
+        guard name.isNumbered, policy != .always else { return }
+        let slash = pattern.lastIndex(of: "/")
+        let directory = SegmentName(slash.map { String(pattern[..<$0]) } ?? "")
+        // A number in the directory's name (`d%d/seg.asf`) has no one directory to read: the first
+        // name is checked alone, and a later one that exists goes to the next free name.
+        guard !directory.hasFields else { return try check(first, policy, example: example) }
+        let leaf = SegmentName(slash.map { String(pattern[pattern.index(after: $0)...]) } ?? pattern)
+        let listed = directory.pattern.isEmpty ? (slash == nil ? "." : "/") : directory.path(index: 0, wallClock: 0)
+        // A directory that cannot be read holds no name to refuse: creating the first segment
+        // then fails with the reason (no such directory, no permission).
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: listed)) ?? []
+        let taken = entries.compactMap(leaf.number).filter { $0 >= start && isRegularFile(name.path(index: $0, wallClock: 0)) }
+        guard let lowest = taken.min(), let highest = taken.max() else { return }
+        let exists = name.path(index: lowest, wallClock: 0)
+        let goOn = "--segment-start-number \(highest + 1) to number after the segments there, or give -o another name"
+        if policy == .never {
+            throw UsageError("\(exists) exists (-n: not overwriting), and -o \(pattern) would write segment \(lowest) there: give \(goOn)")
+        }
+        throw UsageError("\(exists) exists, and -o \(pattern) would write segment \(lowest) over it: add -y to overwrite, \(goOn)")
+    }
+
     /// A file written beside the media (`--stats FILE`, `report --svg FILE`) follows the output
     /// rules too: never one of the inputs, never a file another option writes, and checked like an
     /// output (`check`) before anything is read or created.

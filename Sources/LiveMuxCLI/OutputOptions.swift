@@ -59,14 +59,20 @@ struct OutputOptions {
                             %03d is their number (from 0): -o 'rec-%03d.asf'; or strftime
                             fields their start (local time), and then %d is the day, as in
                             ffmpeg's -strftime 1: -o 'rec-%Y%m%d-%H%M%S.asf'. Every file
-                            output is cut; stdout, URLs and viewers are not
+                            output is cut; stdout, URLs and viewers are not. Without -y, a
+                            numbered name that exists is refused at the start; a name taken
+                            during the run gets the next free one (rec-002-1.asf), with a
+                            warning
       --segment-size SIZE   also cut once a segment holds SIZE bytes (500M, 2G; k/M/G are
                             1024-based), at the next video keyframe
       --segment-at-clock    cut on wall-clock multiples of --segment-time (1h: on the hour,
                             local time), with a keyframe forced at the cut
       --segment-keep N      keep only the newest N segments: the oldest is deleted once a new
-                            one is complete (a ring that never fills the disk)
+                            one is complete (a ring that never fills the disk), and at once
+                            when the disk is full, so the recording goes on
       --segment-keep-timestamps  segments keep the running timeline instead of starting at 0
+      --segment-start-number N  number the first segment N instead of 0 (%d), to go on after
+                            the segments of an earlier run
       --segment-list FILE   append each closed segment to FILE in ffconcat form
                             (ffmpeg -f concat -i FILE plays them as one); with
                             --segment-keep it names just the segments kept. SIGUSR1 cuts
@@ -141,6 +147,8 @@ struct OutputOptions {
         case "--segment-keep":
             segmentPolicy.keep = try Values.integer(try reader.value(for: option), option: option.name, range: 1...1_000_000)
         case "--segment-keep-timestamps": segmentPolicy.keepTimestamps = true
+        case "--segment-start-number":
+            segmentPolicy.startNumber = try Values.integer(try reader.value(for: option), option: option.name, range: 0...999_999_999)
         case "--segment-list":
             let path = try reader.value(for: option)
             guard !path.isEmpty, Destination.parse(path) == .file(path) else { throw UsageError("--segment-list needs a file name") }
@@ -256,7 +264,7 @@ struct OutputOptions {
         }
         let announcer = SegmentAnnouncer(listPath: segmentList, keepsTimestamps: segmentPolicy.keepTimestamps, keep: segmentPolicy.keep)
         segmentAnnouncer = announcer
-        outputs.segments = SegmentPlan(segmentPolicy) { announcer.announce($0) }
+        outputs.segments = SegmentPlan(segmentPolicy, onClosed: { announcer.announce($0) }, onDeletedEarly: { announcer.deletedEarly($0) })
     }
 
     private func checkFiles(inputs: [String]) throws {
@@ -267,10 +275,11 @@ struct OutputOptions {
             let key = OutputFiles.canonical(path)
             if inputs.contains(key) { throw UsageError("-o \(path) is also the input: writing over it would destroy it; choose another file") }
             if !seen.insert(key).inserted { throw UsageError("two outputs write to \(path): give each -o its own file") }
-            // A segmented output is checked by its first segment's name (later ones when made: O_EXCL).
-            let first = segmentPolicy.duration != nil || segmentPolicy.size != nil
-                ? SegmentName(path).path(index: 0, wallClock: Int64(Date().timeIntervalSince1970 * 1e6)) : path
-            try OutputFiles.check(first, overwrite, example: "out.\(o.format.rawValue)")
+            if segmentPolicy.duration != nil || segmentPolicy.size != nil {
+                try OutputFiles.checkSegments(path, from: segmentPolicy.startNumber, overwrite, example: "out.\(o.format.rawValue)")
+            } else {
+                try OutputFiles.check(path, overwrite, example: "out.\(o.format.rawValue)")
+            }
         }
     }
 

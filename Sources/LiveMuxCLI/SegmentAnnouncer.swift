@@ -15,7 +15,7 @@ final class SegmentAnnouncer: @unchecked Sendable {
     private let keepsTimestamps: Bool
     /// The ring's size, and the entries of the segments it keeps, oldest first.
     private let keep: Int?
-    private var entries: [String] = []
+    private var entries: [(path: String, text: String)] = []
 
     static let header = "ffconcat version 1.0\n"
 
@@ -51,9 +51,21 @@ final class SegmentAnnouncer: @unchecked Sendable {
             return
         }
         // The ring deletes the oldest segment after this announcement: the list drops it first.
-        entries.append(entry)
+        entries.append((s.path, entry))
         if entries.count > keep { entries.removeFirst(entries.count - keep) }
-        replace(listPath, with: Data((Self.header + entries.joined()).utf8))
+        rewriteList()
+    }
+
+    /// The ring deletes `path` before its time (the disk is full): the list drops it first.
+    func deletedEarly(_ path: String) {
+        guard list != nil, let index = entries.firstIndex(where: { $0.path == path }) else { return }
+        entries.remove(at: index)
+        rewriteList()
+    }
+
+    private func rewriteList() {
+        guard let listPath else { return }
+        replace(listPath, with: Data((Self.header + entries.map(\.text).joined()).utf8))
     }
 
     /// Writes the whole list to a new file beside it and renames that over it; if no file can be

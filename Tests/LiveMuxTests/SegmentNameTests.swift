@@ -38,4 +38,32 @@ final class SegmentNameTests: XCTestCase {
         XCTAssertFalse(SegmentName("100%%.asf").hasFields)
         XCTAssertFalse(SegmentName("trailing%").hasFields)
     }
+
+    /// A name is the pattern's when the pattern makes exactly it: its number, else nil.
+    func testNumberOfAName() {
+        let padded = SegmentName("p%03d.asf")
+        XCTAssertEqual(padded.number(of: "p007.asf"), 7)
+        XCTAssertEqual(padded.number(of: "p1234.asf"), 1234)
+        XCTAssertNil(padded.number(of: "p07.asf"), "not %03d's")
+        XCTAssertNil(padded.number(of: "p007.asf.bak"))
+        XCTAssertNil(padded.number(of: "q007.asf"))
+        XCTAssertNil(padded.number(of: "p.asf"))
+        XCTAssertEqual(SegmentName("p%d.asf").number(of: "p12.asf"), 12)
+        XCTAssertNil(SegmentName("p%d.asf").number(of: "p012.asf"))
+        XCTAssertEqual(SegmentName("100%%-%2d.flv").number(of: "100%- 3.flv"), 3)
+        XCTAssertEqual(SegmentName("a%d-b%02d.flv").number(of: "a5-b05.flv"), 5)
+        XCTAssertNil(SegmentName("a%d-b%02d.flv").number(of: "a5-b06.flv"))
+        XCTAssertNil(SegmentName("rec-%H%M.asf").number(of: "rec-0304.asf"), "a dated pattern has no numbers")
+        XCTAssertTrue(padded.isNumbered)
+        XCTAssertFalse(SegmentName("rec-%Y%m%d.asf").isNumbered)
+        XCTAssertFalse(SegmentName("rec.asf").isNumbered)
+    }
+
+    /// The name tried when a segment's own is taken: -N before the extension.
+    func testAlternativeName() {
+        XCTAssertEqual(SegmentName.alternative(to: "p002.asf", 1), "p002-1.asf")
+        XCTAssertEqual(SegmentName.alternative(to: "/rec/d.2026/x-20261205.flv", 12), "/rec/d.2026/x-20261205-12.flv")
+        XCTAssertEqual(SegmentName.alternative(to: "rec/noext", 2), "rec/noext-2")
+        XCTAssertEqual(SegmentName.alternative(to: "rec/.hidden", 1), "rec/.hidden-1")
+    }
 }

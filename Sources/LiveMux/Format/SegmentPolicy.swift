@@ -11,6 +11,9 @@ public struct SegmentPolicy: Sendable, Equatable {
     public var keep: Int?
     /// Every segment keeps the running timeline instead of starting at 0.
     public var keepTimestamps = false
+    /// The first segment's number (the pattern's `%d`), as ffmpeg's `segment_start_number`: a
+    /// recording restarted beside its earlier segments goes on after them.
+    public var startNumber = 0
 
     public init() {}
 

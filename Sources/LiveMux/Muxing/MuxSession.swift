@@ -107,10 +107,11 @@ final class MuxSession: @unchecked Sendable {
                 switch outputs.destinations[d].destination {
                 case .file(let path) where writer.segmented:
                     let plan = outputs.segments!
-                    let sink = try SegmentFileSink(pattern: path, overwrite: outputs.overwriteFiles, keep: plan.policy.keep) { record in
+                    let events = SegmentFileSink.Events(closed: { record in
                         statistics.segmentClosed(record)
                         plan.onClosed?(record)
-                    }
+                    }, deletedEarly: { plan.onDeletedEarly?($0) }, warn: report)
+                    let sink = try SegmentFileSink(pattern: path, overwrite: outputs.overwriteFiles, policy: plan.policy, events: events)
                     self.routes[i].sinks.append(sink)
                     self.routes[i].segmentSink = sink
                 case .file(let path): self.routes[i].sinks.append(try FileSink(path: path, overwrite: outputs.overwriteFiles))

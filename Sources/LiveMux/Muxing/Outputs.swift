@@ -97,6 +97,7 @@ public struct Outputs: Sendable {
         if let size = policy.size, size <= 0 { throw LiveMuxError.invalid("--segment-size must be more than 0 bytes") }
         if policy.atClock && policy.duration == nil { throw LiveMuxError.invalid("--segment-at-clock needs --segment-time: the clock's period") }
         if let keep = policy.keep, keep < 1 { throw LiveMuxError.invalid("--segment-keep must be at least 1") }
+        if policy.startNumber < 0 { throw LiveMuxError.invalid("--segment-start-number must be 0 or more") }
         let files = destinations.compactMap { o -> String? in if case .file(let p) = o.destination { p } else { nil } }
         if files.isEmpty {
             throw LiveMuxError.invalid("segments are cut only from file outputs (stdout, URLs and viewers get one stream): give -o NAME-%03d.asf")

@@ -13,14 +13,19 @@ public final class SegmentPlan: Sendable {
     /// Told of every segment closed complete, on the mux thread (the CLI prints it and appends
     /// it to `--segment-list`).
     let onClosed: (@Sendable (SegmentRecord) -> Void)?
+    /// Told of a kept segment's path when the ring deletes it before its time, to make room on a
+    /// full disk (the CLI drops it from `--segment-list`).
+    let onDeletedEarly: (@Sendable (String) -> Void)?
     private let state = Locked<(anchor: Int64?, requests: Int)>((nil, 0))
     /// The local time zone's offset from UTC (µs), so clock periods start at local midnight, as
     /// ffmpeg's `segment_atclocktime` does.
     private let localOffset: Int64
 
-    public init(_ policy: SegmentPolicy, onClosed: (@Sendable (SegmentRecord) -> Void)? = nil) {
+    public init(_ policy: SegmentPolicy, onClosed: (@Sendable (SegmentRecord) -> Void)? = nil,
+                onDeletedEarly: (@Sendable (String) -> Void)? = nil) {
         self.policy = policy
         self.onClosed = onClosed
+        self.onDeletedEarly = onDeletedEarly
         var now = time(nil), local = tm()
         localOffset = localtime_r(&now, &local) != nil ? Int64(local.tm_gmtoff) * 1_000_000 : 0
     }

@@ -12,16 +12,28 @@ struct FileDescriptor: Sendable {
     static let standardOutput = FileDescriptor(raw: 1, name: "stdout")
 
     /// Creates or truncates a file for writing; without `overwrite`, a regular file that exists
-    /// is left alone and refused (`O_EXCL`, so nothing is truncated even in a race).
+    /// is left alone and refused.
     static func create(_ path: String, overwrite: Bool = true) throws -> FileDescriptor {
+        guard overwrite else {
+            guard let fd = try createNew(path) else { throw LiveMuxError.output("\(path) exists, and overwriting it was not asked for") }
+            return fd
+        }
         do {
-            return try open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL))
+            return try open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_TRUNC)
+        } catch {
+            throw cannotCreate(path, error)
+        }
+    }
+
+    /// Creates a file for writing unless a regular file has that name: nil then, the file left
+    /// alone (`O_EXCL`, so nothing is truncated even in a race).
+    static func createNew(_ path: String) throws -> FileDescriptor? {
+        do {
+            return try open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_EXCL)
         } catch where error.errno == EEXIST {
             // A device or FIFO (/dev/null, a named pipe) is written, not overwritten.
             var info = stat()
-            guard stat(path, &info) == 0 && info.st_mode & S_IFMT != S_IFREG else {
-                throw LiveMuxError.output("\(path) exists, and overwriting it was not asked for")
-            }
+            guard stat(path, &info) == 0 && info.st_mode & S_IFMT != S_IFREG else { return nil }
             do {
                 return try open(path, O_WRONLY | O_CLOEXEC)
             } catch {
@@ -29,6 +41,23 @@ struct FileDescriptor: Sendable {
             }
         } catch {
             throw cannotCreate(path, error)
+        }
+    }
+
+    /// Whether it is a regular file (not a device or FIFO): one that can be cut back.
+    func isRegularFile() throws -> Bool {
+        var info = stat()
+        do { try syscall(where: "fstat") { fstat(raw, &info) } } catch { throw SinkError(errno: error.errno, name: name) }
+        return info.st_mode & S_IFMT == S_IFREG
+    }
+
+    /// Cuts the file back to `length` bytes, and the next write to there.
+    func truncate(to length: Int64) throws {
+        do {
+            try syscall(where: "ftruncate") { ftruncate(raw, off_t(length)) }
+            try syscall(where: "lseek") { lseek(raw, off_t(length), SEEK_SET) }
+        } catch {
+            throw SinkError(errno: error.errno, name: name)
         }
     }
 

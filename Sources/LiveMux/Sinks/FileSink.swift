@@ -15,6 +15,10 @@ public final class FileSink: ChunkSink, @unchecked Sendable {
     @exclusivity(unchecked) private var pendingBytes = 0
     private let bufferLimit: Int
     @exclusivity(unchecked) private var closed = false
+    /// A regular file, so a write that fails for lack of space is undone (see `write`).
+    private let undoesFailedWrites: Bool
+    /// Bytes written in order (the updates only rewrite some of them): where an undone write began.
+    @exclusivity(unchecked) private var length: Int64 = 0
 
     /// - Parameter overwrite: false refuses a regular file that exists (a device is still written).
     /// Bytes gathered before a `writev`: few system calls, yet a killed process loses little.
@@ -22,37 +26,72 @@ public final class FileSink: ChunkSink, @unchecked Sendable {
     /// At most this many chunks per `writev` (IOV_MAX is 1024).
     static let chunksPerWrite = 256
 
-    public init(path: String, overwrite: Bool = true, bufferLimit: Int = FileSink.defaultBufferLimit) throws {
-        fd = try FileDescriptor.create(path, overwrite: overwrite)
-        name = path
+    public convenience init(path: String, overwrite: Bool = true, bufferLimit: Int = FileSink.defaultBufferLimit) throws {
+        try self.init(FileDescriptor.create(path, overwrite: overwrite), bufferLimit: bufferLimit)
+    }
+
+    /// Writes to a file already open (`FileDescriptor.create` or `createNew`).
+    init(_ fd: FileDescriptor, bufferLimit: Int = FileSink.defaultBufferLimit) throws {
+        self.fd = fd
+        name = fd.name
         self.bufferLimit = bufferLimit
+        do {
+            undoesFailedWrites = try fd.isRegularFile()
+        } catch {
+            try? fd.close()  // the failed fstat is what to report
+            throw error
+        }
     }
 
     // Not closed: its session failed to build or dropped it after a failed write, the error told.
     deinit { if !closed { try? fd.close() } }
 
+    /// A write to a regular file that fails for lack of space (`SinkError.isOutOfSpace`) is
+    /// undone: the file is cut back to where it ended before (whole packets, no partial one) and
+    /// the chunk is not taken, so the same write can be made again once there is room.
     public func write(_ chunk: Chunk) throws {
         if let bytes = chunk.muxedBytes, chunk.updates.isEmpty {
-            if bytes.count > 0 {
-                pending.append(bytes)
-                pendingBytes += bytes.count
+            guard bytes.count > 0 else { return }
+            pending.append(bytes)
+            pendingBytes += bytes.count
+            guard pendingBytes >= bufferLimit || pending.count >= Self.chunksPerWrite else { return }
+            do {
+                try flush()
+            } catch {
+                pending.removeLast()
+                pendingBytes -= bytes.count
+                throw error
             }
-            if pendingBytes >= bufferLimit || pending.count >= Self.chunksPerWrite { try flush() }
             return
         }
         // The header goes out at once, so even a file killed early starts readable.
         try flush()
-        try chunk.withUnsafeBytes { try fd.write($0) }
-        for update in chunk.updates { try fd.write(update.bytes, at: update.offset) }
+        do {
+            try chunk.withUnsafeBytes { try fd.write($0) }
+            for update in chunk.updates { try fd.write(update.bytes, at: update.offset) }
+        } catch {
+            try undo(error, back: length)
+        }
+        length += Int64(chunk.count)
     }
 
     public func flush() throws {
         guard !pending.isEmpty else { return }
-        defer {
-            pending.removeAll(keepingCapacity: true)
-            pendingBytes = 0
+        do {
+            try fd.write(pending.map { UnsafeRawBufferPointer(start: $0.baseAddress, count: $0.count) })
+        } catch {
+            try undo(error, back: length)
         }
-        try fd.write(pending.map { UnsafeRawBufferPointer(start: $0.baseAddress, count: $0.count) })
+        length += Int64(pendingBytes)
+        pending.removeAll(keepingCapacity: true)
+        pendingBytes = 0
+    }
+
+    /// Cuts the file back to `start` after a write that failed for lack of space, then throws the
+    /// failure; a failure to cut it back is thrown instead (the write cannot be made again).
+    private func undo(_ error: Error, back start: Int64) throws -> Never {
+        if undoesFailedWrites, let failure = error as? SinkError, failure.isOutOfSpace { try fd.truncate(to: start) }
+        throw error
     }
 
     public func close() throws {

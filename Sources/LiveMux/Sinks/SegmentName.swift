@@ -48,6 +48,33 @@ public struct SegmentName: Sendable, Equatable {
     /// Whether names come from the clock (strftime) rather than from the number.
     private var isTimePattern: Bool { parts.contains { if case .time = $0 { true } else { false } } }
 
+    /// Whether segments are numbered (`%d`, `%03d`), so every name a run may produce is known at
+    /// its start; a dated name is known only when its segment begins.
+    public var isNumbered: Bool { hasFields && !isTimePattern }
+
+    /// The number of the segment this numbered pattern names `name`, if it names one: its
+    /// digits where the first number field is, when the pattern makes exactly `name` of them
+    /// (`p01.asf` is no name of `p%03d.asf`). Nil for a dated pattern.
+    public func number(of name: String) -> Int? {
+        guard isNumbered, let field = parts.firstIndex(where: { if case .number = $0 { true } else { false } }) else { return nil }
+        let prefix = String(parts[..<field].compactMap { if case .text(let c) = $0 { c } else { nil } })
+        guard name.hasPrefix(prefix) else { return nil }
+        // A space-padded field (`%3d`) has its spaces before the digits.
+        let rest = name.dropFirst(prefix.count).drop { $0 == " " }
+        let digits = rest.prefix { $0.isASCII && $0.isNumber }
+        guard let n = Int(digits), path(index: n, wallClock: 0) == name else { return nil }
+        return n
+    }
+
+    /// The name tried instead of `path` when a file has that name: `-1`, `-2` … before its
+    /// extension (`p002.asf`: `p002-1.asf`), as file managers and browsers number a copy.
+    public static func alternative(to path: String, _ attempt: Int) -> String {
+        let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
+        // A leading dot is a hidden file's name, not an extension.
+        guard let dot = path[slash...].lastIndex(of: "."), dot > slash else { return "\(path)-\(attempt)" }
+        return "\(path[..<dot])-\(attempt)\(path[dot...])"
+    }
+
     /// The name of segment `index` starting at `wallClock` (µs since 1970).
     public func path(index: Int, wallClock: Int64) -> String {
         guard isTimePattern else {
