@@ -113,7 +113,10 @@ final class MuxSession: @unchecked Sendable {
                     }
                     self.routes[i].sinks.append(sink)
                     self.routes[i].segmentSink = sink
-                case .file(let path): self.routes[i].sinks.append(try FileSink(path: path, overwrite: outputs.overwriteFiles))
+                case .file(let path):
+                    // A pipe or FIFO by name is live like stdout: each chunk goes out at once.
+                    let buffer = writer.seekable ? FileSink.defaultBufferLimit : 0
+                    self.routes[i].sinks.append(try FileSink(path: path, overwrite: outputs.overwriteFiles, bufferLimit: buffer))
                 case .standardOutput: self.routes[i].sinks.append(StandardOutputSink())
                 case .network(let url):
                     // The first URL output given is the primary: the video bit rate follows its link.

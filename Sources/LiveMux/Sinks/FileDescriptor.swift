@@ -18,8 +18,7 @@ struct FileDescriptor: Sendable {
             return try open(path, O_WRONLY | O_CREAT | O_CLOEXEC | (overwrite ? O_TRUNC : O_EXCL))
         } catch where error.errno == EEXIST {
             // A device or FIFO (/dev/null, a named pipe) is written, not overwritten.
-            var info = stat()
-            guard stat(path, &info) == 0 && info.st_mode & S_IFMT != S_IFREG else {
+            guard let kind = try? FileKind(path: path), kind != .regular else {
                 throw LiveMuxError.output("\(path) exists, and overwriting it was not asked for")
             }
             do {
