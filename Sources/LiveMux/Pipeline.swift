@@ -93,6 +93,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         }
         let audioStream = try audio?.streamDescription()
         let stages = try SourceStages(opened, graphs: graphs, audioFormat: audioFormat, video: video, audio: audio, live: !unpaced)
+        // The outputs in the order given, before each session names its own (local first).
+        statistics.outputsGiven(config.outputs.destinations.map(\.destination.description))
         // Live (pipe) ASF gets small packets: a payload waits in the open ASF packet until later
         // ones fill it, so 1400 bytes instead of 3200 cut that wait (docs/latency.md).
         sessions = try outputGroups.indices.map { i in

@@ -37,7 +37,21 @@ final class Statistics: Sendable {
     func countDuplicated(_ s: StreamKind) { updateStream(s) { $0.duplicated += 1 } }
     func countTimestampRepair(_ s: StreamKind) { updateStream(s) { $0.timestampRepairs += 1 } }
     func recordLatency(_ microseconds: Int64) { updateOutputs { $0.latency.add(microseconds) } }
-    func outputStopped(_ name: String, reason: String) { updateOutputs { $0.stoppedOutputs[name] = reason } }
+    /// Outputs by name, in the order given; each is `writing` until it finishes or fails. A name
+    /// already known keeps its place (a recording's sessions each give theirs after the whole list).
+    func outputsGiven(_ names: [String]) {
+        updateOutputs { s in
+            for name in names where s.outputStates[name] == nil {
+                s.outputNames.append(name)
+                s.outputStates[name] = .writing
+            }
+        }
+    }
+    func outputStopped(_ name: String, reason: String) { updateOutputs { $0.outputStates[name] = .failed(reason) } }
+    /// Its trailer went out and its sink closed; a failure said before stays.
+    func outputFinished(_ name: String) {
+        updateOutputs { s in if s.outputStates[name]?.isFailed != true { s.outputStates[name] = .finished } }
+    }
     func outputWrote(_ name: String, bytes: Int) { updateOutputs { $0.outputBytes[name, default: 0] += Int64(bytes) } }
     func segmentClosed(_ record: SegmentRecord) { updateOutputs { $0.segments.append(record) } }
     func muxed(mediaTime: Double, bytes: Int) {

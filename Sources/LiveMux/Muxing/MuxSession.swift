@@ -93,6 +93,7 @@ final class MuxSession: @unchecked Sendable {
         if let streams { try Self.makeWriters(&routes, streams, hubs: hubs, streamingASFPacketSize: streamingASFPacketSize, flvHEVC: flvHEVC, segments: segments) }
         self.routes = routes
         outputNames = outputs.destinations.map(\.destination.description) + (extraRoute?.sinks.map(\.name) ?? [])
+        statistics.outputsGiven(outputNames)
         server = try outputs.listen.map { address in
             try HTTPServer(address: address, routes: Dictionary(uniqueKeysWithValues: hubs.map { ($0.name, $0) }),
                            maxViewers: outputs.maxViewers, access: outputs.viewerAccess,

@@ -32,7 +32,10 @@ final class MuxThread: @unchecked Sendable {
     @exclusivity(unchecked) private var failed = false
     /// The failure is that every sink stopped, not the muxer's own.
     private(set) var lostEveryOutput = false
-    /// Capture → bytes out, for the first output (see DeliveryLatency).
+    /// The output whose packets measure the recording (media time, bytes, capture → bytes): the
+    /// first given that still has a sink, so the measure goes on when that one stops.
+    @exclusivity(unchecked) private var measured = 0
+    /// Capture → bytes out, for the output measured (see DeliveryLatency).
     @exclusivity(unchecked) private var latency: DeliveryLatency
 
     /// Where written packets go back to their reader (`livemux mux`); nil: they are freed here.
@@ -44,7 +47,7 @@ final class MuxThread: @unchecked Sendable {
     /// are not the recording's in the statistics (media time, bytes muxed, latency, late drops),
     /// and its last output stopping is said as a stop, since the first session's outputs go on.
     private let primary: Bool
-    /// What the first output muxed since the statistics last heard of it (nil: nothing): they are
+    /// What the output measured muxed since the statistics last heard of it (nil: nothing): they are
     /// told once a batch, not once a packet (a lock round and a hashed name each).
     @exclusivity(unchecked) private var unreportedMux: (mediaTime: Double, bytes: Int)?
 
@@ -81,12 +84,17 @@ final class MuxThread: @unchecked Sendable {
         for i in outputs.indices where !outputs[i].sinks.isEmpty {
             do {
                 deliver(try outputs[i].writer.trailer(), to: i)
-                if i == 0 && primary { for l in latency.flushed(now: Timestamp.monotonicMicroseconds()) { statistics.recordLatency(l) } }
+                if i == measured && primary { for l in latency.flushed(now: Timestamp.monotonicMicroseconds()) { statistics.recordLatency(l) } }
             } catch {
                 fail(error)
             }
             for sink in outputs[i].sinks {
-                do { try sink.close() } catch { dropSink(sink, of: i, error) }
+                do {
+                    try sink.close()
+                    statistics.outputFinished(sink.name)
+                } catch {
+                    dropSink(sink, of: i, error)
+                }
             }
         }
         publishCounts()
@@ -118,7 +126,7 @@ final class MuxThread: @unchecked Sendable {
                 }
                 deliver(chunk, to: i)
                 outputs[i].segmenter?.wrote(packet, bytes: chunk.count)
-                if i == 0 && primary {
+                if i == measured && primary {
                     let t = Double(packet.dts) * packet.timeBase.doubleValue
                     unreportedMux = (max(unreportedMux?.mediaTime ?? t, t), (unreportedMux?.bytes ?? 0) + chunk.count)
                     if packet.captureTime > 0 || latency.hasPending {
@@ -158,6 +166,11 @@ final class MuxThread: @unchecked Sendable {
         if reason.hasPrefix(sink.name + ": ") { reason.removeFirst(sink.name.count + 2) }
         stoppedOutputs[sink.name] = reason
         statistics.outputStopped(sink.name, reason: reason)
+        if i == measured, outputs[i].sinks.isEmpty, let next = outputs.indices.first(where: { !outputs[$0].sinks.isEmpty }) {
+            // Its packets still waiting to be emitted will not be: the next output's are timed from here.
+            measured = next
+            latency = DeliveryLatency(format: outputs[next].writer.format)
+        }
         let lastOne = outputs.allSatisfy { $0.sinks.isEmpty }
         if !lastOne || !primary { report("output \(sink.name) stopped: \(reason)") }
         if lastOne {
