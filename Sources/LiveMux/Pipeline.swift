@@ -80,7 +80,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         let lanes = try videoFormat.map { format in
             try zip(outputGroups, queues).enumerated().map { i, group in
                 try VideoLane(settings: config.video, format: format, queue: group.1,
-                              adaptive: group.0.primaryNetworkURL != nil ? adaptive : nil, counted: i == 0,
+                              adaptive: group.0.primaryNetworkURL != nil ? adaptive : nil, session: i,
                               statistics: statistics, quiet: quiet)
             }
         } ?? []
@@ -102,7 +102,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
             if !lanes.isEmpty { streams.append(try lanes[i].streamDescription()) }
             if let audioStream { streams.append(audioStream) }
             return try MuxSession(queue: queues[i], outputs: outputGroups[i], streams: streams,
-                                  streamingASFPacketSize: MuxSession.liveASFPacketSize, statistics: statistics, primary: i == 0,
+                                  streamingASFPacketSize: MuxSession.liveASFPacketSize, statistics: statistics, index: i,
                                   adaptive: adaptive, report: report)
         }
         outputNames = config.outputs.destinations.map(\.destination.description)

@@ -10,12 +10,19 @@ final class Statistics: Sendable {
     private let inputs = Locked((video: StreamStatistics(), audio: StreamStatistics()))
     private let outputs = Locked(StatisticsSnapshot())
     private let started = Timestamp.monotonicMicroseconds()
+    /// The session whose packets are the recording's (video packets out, media time, bytes muxed,
+    /// latency, late drops): the first, until every output of it stopped, then the next, so the
+    /// numbers go on with the URL outputs when the local ones are gone.
+    private let measuringSession = Locked(0)
 
     private func updateStream(_ s: StreamKind, _ body: (inout StreamStatistics) -> Void) {
         inputs.withLock { if s == .video { body(&$0.video) } else { body(&$0.audio) } }
     }
 
     private func updateOutputs(_ body: (inout StatisticsSnapshot) -> Void) { outputs.withLock { body(&$0) } }
+
+    func measures(_ session: Int) -> Bool { measuringSession.withLock { $0 == session } }
+    func sessionStopped(_ session: Int) { measuringSession.withLock { if $0 == session { $0 = session + 1 } } }
 
     func countInput(_ s: StreamKind) { updateStream(s) { $0.framesIn += 1 } }
     func countDropped(_ s: StreamKind, _ n: Int = 1) { updateStream(s) { $0.dropped += n } }

@@ -64,6 +64,37 @@ final class OutputFateTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(try Tools.probe(kept).format.seconds ?? 0, 10, accuracy: 0.2)
     }
 
+    /// A file that fills its disk beside a push with an encode of its own (`Pipeline.encodesApart`):
+    /// the file's session loses its every output, and the recording is measured on the push's from
+    /// there (its frames, media time and bytes stood still at the moment the disk was full).
+    func testAPushGoesOnBeingMeasuredWhenTheLocalOutputsAreGone() throws {
+        try XCTSkipUnless(RTMPServer.isAvailable, "nginx with libnginx-mod-rtmp missing: run scripts/setup --test")
+        let small = "\(dir)/small"
+        try FileManager.default.createDirectory(atPath: small, withIntermediateDirectories: true)
+        let mount = try Tools.run("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", small])
+        guard mount.status == 0 else { throw XCTSkip("cannot mount a tmpfs here: \(mount.stderr)") }
+        defer { _ = try? Tools.run("/usr/bin/umount", [small]) }
+        let server = try RTMPServer(directory: dir)
+        try server.start()
+        defer { server.stop() }
+        let full = "\(small)/a.flv", stats = "\(dir)/s.jsonl", push = "rtmp://127.0.0.1:\(server.port)/live/key"
+        let r = try Tools.livemux(["record", "-q", "-t", "\(Self.seconds)", "--size", "640x360", "--vbitrate", "4M",
+                                   "--stats", stats, "-o", full, "-o", push], timeout: 60 * Tools.slowdown)
+        XCTAssertEqual(r.status, 1, r.stderr)
+        let lines = try TimingTests.statsLines(stats)
+        let last = try XCTUnwrap(lines.last)
+        XCTAssertEqual(try XCTUnwrap(last["media_time_s"] as? Double), Self.seconds, accuracy: 0.1, "\(last)")
+        let video = try XCTUnwrap(last["video"] as? [String: Any])
+        XCTAssertEqual(try XCTUnwrap(video["packets_out"] as? Int), Int(Self.seconds * 30), accuracy: 2, "\(video)")
+        let states = try XCTUnwrap(last["output_states"] as? [String: String], "\(last)")
+        XCTAssertTrue(states[full]?.hasPrefix("failed: ") == true, "\(states)")
+        XCTAssertEqual(states["rtmp://127.0.0.1:\(server.port)/live/****"], "finished", "\(states)")
+        // Every line a second goes on: the media time grows in each after the first.
+        let times = lines.dropLast().compactMap { $0["media_time_s"] as? Double }
+        XCTAssertEqual(times, times.sorted(), "\(times)")
+        XCTAssertEqual(Set(times).count, times.count, "no line stands still: \(times)")
+    }
+
     /// The seconds of `time=HH:MM:SS.ss` at the start of a progress line.
     static func mediaSeconds(_ line: String) -> Double? {
         guard let field = line.split(separator: " ").first, field.hasPrefix("time=") else { return nil }

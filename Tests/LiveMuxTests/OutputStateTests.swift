@@ -21,4 +21,18 @@ final class OutputStateTests: XCTestCase {
             "a.flv": "finished", "stdout": "failed: stdout was closed by its reader", "rtmp://h/app/****": "writing", "collector": "writing",
         ])
     }
+
+    /// The first session (the local outputs') measures the recording until every output of it
+    /// stopped; then the next (the URL outputs' with their own encode) does. A later session
+    /// stopping takes nothing from the first.
+    func testASessionWhoseOutputsAreAllGoneHandsOnTheMeasure() {
+        let statistics = Statistics()
+        XCTAssertTrue(statistics.measures(0))
+        XCTAssertFalse(statistics.measures(1))
+        statistics.sessionStopped(1)
+        XCTAssertTrue(statistics.measures(0))
+        statistics.sessionStopped(0)
+        XCTAssertFalse(statistics.measures(0))
+        XCTAssertTrue(statistics.measures(1))
+    }
 }
