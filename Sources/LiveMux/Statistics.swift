@@ -5,7 +5,8 @@ import POSIX
 ///
 /// Two locks: `inputs` (the per-stream counters the producers update for every packet) and
 /// `outputs` (what the mux thread updates for every batch), so producers and the mux thread do not
-/// wait on each other several times per packet.
+/// wait on each other several times per packet; and a third, held only to read or move which
+/// session measures the recording.
 final class Statistics: Sendable {
     private let inputs = Locked((video: StreamStatistics(), audio: StreamStatistics()))
     private let outputs = Locked(StatisticsSnapshot())
@@ -21,7 +22,10 @@ final class Statistics: Sendable {
 
     private func updateOutputs(_ body: (inout StatisticsSnapshot) -> Void) { outputs.withLock { body(&$0) } }
 
+    /// Whether `session`'s packets are the recording's now (a video lane asks per packet, a mux
+    /// thread once a batch).
     func measures(_ session: Int) -> Bool { measuringSession.withLock { $0 == session } }
+    /// Every output of `session` stopped: if it measured, the next session does from now on.
     func sessionStopped(_ session: Int) { measuringSession.withLock { if $0 == session { $0 = session + 1 } } }
 
     func countInput(_ s: StreamKind) { updateStream(s) { $0.framesIn += 1 } }

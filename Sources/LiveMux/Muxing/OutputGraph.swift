@@ -3,8 +3,8 @@ import POSIX
 /// Which container writers a session needs and what each one feeds: one writer per container and
 /// kind of destination — a file's muxer seeks back to finish its header, a stream's (stdout, URLs,
 /// live viewers, a pipe or FIFO by name, the `Muxer`'s own sinks unless it says they seek) does
-/// not. A plain value, so the grouping is unit-tested without a thread, a socket or a file. A file cut into segments has a
-/// writer of its own, since its cuts restart the muxer.
+/// not. A plain value, so the grouping is unit-tested without a thread, a socket or a file. A file
+/// cut into segments has a writer of its own, since its cuts restart the muxer.
 struct OutputGraph: Equatable {
     struct Writer: Equatable {
         let format: ContainerFormat
