@@ -80,7 +80,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         let lanes = try videoFormat.map { format in
             try zip(outputGroups, queues).enumerated().map { i, group in
                 try VideoLane(settings: config.video, format: format, queue: group.1,
-                              adaptive: group.0.primaryNetworkURL != nil ? adaptive : nil, counted: i == 0,
+                              adaptive: group.0.primaryNetworkURL != nil ? adaptive : nil, session: i,
                               statistics: statistics, quiet: quiet)
             }
         } ?? []
@@ -93,6 +93,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         }
         let audioStream = try audio?.streamDescription()
         let stages = try SourceStages(opened, graphs: graphs, audioFormat: audioFormat, video: video, audio: audio, live: !unpaced)
+        // The outputs in the order given, before each session names its own (local first).
+        statistics.outputsGiven(config.outputs.destinations.map(\.destination.description))
         // Live (pipe) ASF gets small packets: a payload waits in the open ASF packet until later
         // ones fill it, so 1400 bytes instead of 3200 cut that wait (docs/latency.md).
         sessions = try outputGroups.indices.map { i in
@@ -100,7 +102,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
             if !lanes.isEmpty { streams.append(try lanes[i].streamDescription()) }
             if let audioStream { streams.append(audioStream) }
             return try MuxSession(queue: queues[i], outputs: outputGroups[i], streams: streams,
-                                  streamingASFPacketSize: MuxSession.liveASFPacketSize, statistics: statistics, primary: i == 0,
+                                  streamingASFPacketSize: MuxSession.liveASFPacketSize, statistics: statistics, index: i,
                                   adaptive: adaptive, report: report)
         }
         outputNames = config.outputs.destinations.map(\.destination.description)

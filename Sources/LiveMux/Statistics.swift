@@ -5,17 +5,28 @@ import POSIX
 ///
 /// Two locks: `inputs` (the per-stream counters the producers update for every packet) and
 /// `outputs` (what the mux thread updates for every batch), so producers and the mux thread do not
-/// wait on each other several times per packet.
+/// wait on each other several times per packet; and a third, held only to read or move which
+/// session measures the recording.
 final class Statistics: Sendable {
     private let inputs = Locked((video: StreamStatistics(), audio: StreamStatistics()))
     private let outputs = Locked(StatisticsSnapshot())
     private let started = Timestamp.monotonicMicroseconds()
+    /// The session whose packets are the recording's (video packets out, media time, bytes muxed,
+    /// latency, late drops): the first, until every output of it stopped, then the next, so the
+    /// numbers go on with the URL outputs when the local ones are gone.
+    private let measuringSession = Locked(0)
 
     private func updateStream(_ s: StreamKind, _ body: (inout StreamStatistics) -> Void) {
         inputs.withLock { if s == .video { body(&$0.video) } else { body(&$0.audio) } }
     }
 
     private func updateOutputs(_ body: (inout StatisticsSnapshot) -> Void) { outputs.withLock { body(&$0) } }
+
+    /// Whether `session`'s packets are the recording's now (a video lane asks per packet, a mux
+    /// thread once a batch).
+    func measures(_ session: Int) -> Bool { measuringSession.withLock { $0 == session } }
+    /// Every output of `session` stopped: if it measured, the next session does from now on.
+    func sessionStopped(_ session: Int) { measuringSession.withLock { if $0 == session { $0 = session + 1 } } }
 
     func countInput(_ s: StreamKind) { updateStream(s) { $0.framesIn += 1 } }
     func countDropped(_ s: StreamKind, _ n: Int = 1) { updateStream(s) { $0.dropped += n } }
@@ -37,7 +48,21 @@ final class Statistics: Sendable {
     func countDuplicated(_ s: StreamKind) { updateStream(s) { $0.duplicated += 1 } }
     func countTimestampRepair(_ s: StreamKind) { updateStream(s) { $0.timestampRepairs += 1 } }
     func recordLatency(_ microseconds: Int64) { updateOutputs { $0.latency.add(microseconds) } }
-    func outputStopped(_ name: String, reason: String) { updateOutputs { $0.stoppedOutputs[name] = reason } }
+    /// Outputs by name, in the order given; each is `writing` until it finishes or fails. A name
+    /// already known keeps its place (a recording's sessions each give theirs after the whole list).
+    func outputsGiven(_ names: [String]) {
+        updateOutputs { s in
+            for name in names where s.outputStates[name] == nil {
+                s.outputNames.append(name)
+                s.outputStates[name] = .writing
+            }
+        }
+    }
+    func outputStopped(_ name: String, reason: String) { updateOutputs { $0.outputStates[name] = .failed(reason) } }
+    /// Its trailer went out and its sink closed; a failure said before stays.
+    func outputFinished(_ name: String) {
+        updateOutputs { s in if s.outputStates[name]?.isFailed != true { s.outputStates[name] = .finished } }
+    }
     func outputWrote(_ name: String, bytes: Int) { updateOutputs { $0.outputBytes[name, default: 0] += Int64(bytes) } }
     func segmentClosed(_ record: SegmentRecord) { updateOutputs { $0.segments.append(record) } }
     func muxed(mediaTime: Double, bytes: Int) {

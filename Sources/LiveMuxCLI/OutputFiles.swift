@@ -1,5 +1,6 @@
 import Foundation
 import LiveMux
+import POSIX
 
 /// What `record`, `serve` and `mux` share about their outputs: the container a name implies, a
 /// warning when `-f` disagrees with the name, and ffmpeg's rule for files that already exist.
@@ -154,10 +155,7 @@ enum OutputFiles {
         URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL.path
     }
 
-    private static func isRegularFile(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG
-    }
+    private static func isRegularFile(_ path: String) -> Bool { (try? FileKind(path: path)) == .regular }
 
     /// `-y` or `-n` from the command line; both together are a mistake.
     static func overwrite(_ flag: String, current: Overwrite) throws -> Overwrite {

@@ -49,7 +49,13 @@ final class ProgressLine: @unchecked Sendable {
         let t = max(0, s.mediaTime)
         return String(format: "time=%@ packets=%d video=%d audio=%d size=%.0fkB speed=%.1fx dropped=%d",
                       clock(t), s.video.packetsOut + s.audio.packetsOut, s.video.packetsOut, s.audio.packetsOut,
-                      Double(s.bytesOut) / 1000, s.speed, s.dropped)
+                      Double(s.bytesOut) / 1000, s.speed, s.dropped) + failedOutputs(s)
+    }
+
+    /// ` out2=failed` for each output that failed while the others go on, numbered in the order
+    /// given from 1 (the error line at the end names each with its fate).
+    static func failedOutputs(_ s: StatisticsSnapshot) -> String {
+        s.outputNames.enumerated().map { i, name in s.outputStates[name]?.isFailed == true ? " out\(i + 1)=failed" : "" }.joined()
     }
 
     static func format(_ s: StatisticsSnapshot) -> String {
@@ -73,6 +79,6 @@ final class ProgressLine: @unchecked Sendable {
             return source.peakDBFS.map { String(format: "%@=%.0fdB", source.label, $0) }
         }
         if !named.isEmpty { extra += " " + named.joined(separator: " ") }
-        return line + extra
+        return line + extra + failedOutputs(s)
     }
 }

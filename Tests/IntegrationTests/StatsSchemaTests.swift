@@ -67,8 +67,9 @@ final class StatsSchemaTests: TemporaryDirectoryTestCase {
         }
     }
 
-    /// Each output's state: a URL output given up while the file goes on is `stopped:` with the
-    /// reason, in the lines after it stopped, and its connection `given up` under `network`.
+    /// Each output's state: a URL output given up while the file goes on is `failed:` with the
+    /// reason, in the lines after it stopped, and its connection `given up` under `network`; the
+    /// file, complete, is `finished` in the last line (it stayed `writing` there).
     func testAnOutputThatStoppedShowsInTheStates() throws {
         let stats = "\(dir)/s.jsonl", out = "\(dir)/s.flv"
         let url = "tcp://127.0.0.1:\(try Network.freePort())"
@@ -79,8 +80,8 @@ final class StatsSchemaTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(check.status, 0, check.stdoutText + check.stderr)
         let last = try XCTUnwrap(try TimingTests.statsLines(stats).last)
         let states = try XCTUnwrap(last["output_states"] as? [String: String], "\(last)")
-        XCTAssertEqual(states[out], "writing")
-        XCTAssertTrue(states[url]?.hasPrefix("stopped: ") == true, "\(states)")
+        XCTAssertEqual(states[out], "finished")
+        XCTAssertTrue(states[url]?.hasPrefix("failed: ") == true, "\(states)")
         let network = try XCTUnwrap((last["network"] as? [[String: Any]])?.first)
         XCTAssertEqual(network["state"] as? String, "given up", "\(network)")
     }

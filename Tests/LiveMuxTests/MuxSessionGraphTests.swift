@@ -55,8 +55,39 @@ final class MuxSessionGraphTests: TemporaryDirectoryTestCase {
     func testOutputsOfOneWriterGetTheSameBytes() throws {
         let stream = CollectingSink()
         let s = try session([(.file("\(dir)/a.flv"), .flv), (.file("\(dir)/b.flv"), .flv)], extraRoute: (.flv, false, [stream]))
+        XCTAssertNil(try run(s))
+        let a = try Data(contentsOf: URL(fileURLWithPath: "\(dir)/a.flv")), b = try Data(contentsOf: URL(fileURLWithPath: "\(dir)/b.flv"))
+        XCTAssertEqual(a, b, "one writer: the same bytes")
+        XCTAssertNotEqual(a, Data(stream.bytes), "the stream's own writer")
+        for file in [a, Data(stream.bytes)] {
+            var reader = try FLVTagReader(file)
+            var frames = 0
+            while let tag = try reader.next() { frames += tag.role == .frame ? 1 : 0 }
+            XCTAssertEqual(frames, 77, "every packet, readable")
+        }
+    }
+
+    /// The first output given fails at its first write (/dev/full, a character device: a stream):
+    /// the recording is measured on the next (its media time and bytes go on), and the last
+    /// states say `failed: why` for it and `finished` for the file, in the order given.
+    func testTheMeasureGoesOnWhenTheFirstOutputFails() throws {
+        let file = "\(dir)/a.asf"
+        let s = try session([(.file("/dev/full"), .flv), (.file(file), .asf)])
+        XCTAssertEqual(graph(s), ["flv stream: /dev/full", "asf file: a.asf"])
+        XCTAssertEqual(s.statistics.snapshot.outputStates, ["/dev/full": .writing, file: .writing])
+        XCTAssertNotNil(try run(s), "1 of 2 outputs failed")
+        let after = s.statistics.snapshot
+        XCTAssertEqual(after.outputNames, ["/dev/full", file])
+        XCTAssertEqual(after.outputStates[file], .finished)
+        XCTAssertEqual(after.outputStates["/dev/full"], .failed("cannot write to /dev/full: the disk is full (free some space or record to another disk)"))
+        XCTAssertEqual(after.mediaTime, 1, accuracy: 0.05, "measured on a.asf")
+        XCTAssertGreaterThan(after.bytesOut, 0, "a.asf's media bytes")
+    }
+
+    /// Pushes one second of each stream in time order from one thread, ends them and finishes
+    /// the session; what `finish` threw.
+    func run(_ s: MuxSession) throws -> Error? {
         s.start()
-        // One second of each stream, pushed in time order from this one thread.
         let samples = Rational(1, 48000)
         var packets: [(ms: Double, packet: EncodedPacket)] = []
         for i in 0..<30 {
@@ -79,18 +110,10 @@ final class MuxSessionGraphTests: TemporaryDirectoryTestCase {
         }
         guard producer.finishes(within: MuxQueueTests.deadline) else {
             s.queue.cancel()
-            return XCTFail("the session did not finish")
+            XCTFail("the session did not finish")
+            return nil
         }
-        XCTAssertNil(errors.error)
-        let a = try Data(contentsOf: URL(fileURLWithPath: "\(dir)/a.flv")), b = try Data(contentsOf: URL(fileURLWithPath: "\(dir)/b.flv"))
-        XCTAssertEqual(a, b, "one writer: the same bytes")
-        XCTAssertNotEqual(a, Data(stream.bytes), "the stream's own writer")
-        for file in [a, Data(stream.bytes)] {
-            var reader = try FLVTagReader(file)
-            var frames = 0
-            while let tag = try reader.next() { frames += tag.role == .frame ? 1 : 0 }
-            XCTAssertEqual(frames, 77, "every packet, readable")
-        }
+        return errors.error
     }
 }
 

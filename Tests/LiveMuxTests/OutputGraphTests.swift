@@ -51,4 +51,24 @@ final class OutputGraphTests: XCTestCase {
             Writer(format: .flv, seekable: false, destinations: [2]),
         ])
     }
+
+    /// A file output whose name is a pipe or FIFO (`/dev/stdout`, `mkfifo`) is a stream: it shares
+    /// the streaming writer of its container with stdout, never a file's seeking one.
+    func testAFileNameThatIsAStreamGetsTheStreamingWriter() {
+        let graph = OutputGraph(outputs([(.file("a.flv"), .flv), (.file("/dev/stdout"), .flv), (.standardOutput, .flv),
+                                         (.file("fifo"), .asf)]),
+                                fileSeeks: { $0 == "a.flv" })
+        XCTAssertEqual(graph.writers, [
+            Writer(format: .flv, seekable: true, destinations: [0]),
+            Writer(format: .flv, seekable: false, destinations: [1, 2]),
+            Writer(format: .asf, seekable: false, destinations: [3]),
+        ])
+    }
+
+    /// The default asks the name: nothing there yet becomes a regular file; /dev/null is a stream.
+    func testTheDefaultLooksAtTheName() {
+        XCTAssertTrue(OutputGraph.seeks(path: "/nonexistent-dir-\(UUID().uuidString)/a.flv"))
+        XCTAssertFalse(OutputGraph.seeks(path: "/dev/null"))
+        XCTAssertEqual(OutputGraph(outputs([(.file("/dev/null"), .flv)])).writers, [Writer(format: .flv, seekable: false, destinations: [0])])
+    }
 }

@@ -9,8 +9,9 @@ final class VideoLane {
     private let queue: MuxQueue
     /// The bit rate the primary network output asks for; nil: a constant `--vbitrate`.
     private let adaptive: AdaptiveBitrate?
-    /// Whether its packets are the recording's in the statistics (the first lane's are).
-    private let counted: Bool
+    /// The session its queue feeds: its packets are the recording's in the statistics while that
+    /// session measures (`Statistics.measures`: the first, until every output of it stopped).
+    private let session: Int
     private let statistics: Statistics
     private var captureTimes: [Int64: Int64] = [:]
     /// Its mux queue was cancelled (every output of it stopped): nothing more is wanted.
@@ -19,7 +20,7 @@ final class VideoLane {
     /// VBV buffer, in seconds of the bit rate: libx264 takes a new rate only with VBV on.
     static let vbvSeconds = 0.25
 
-    init(settings: VideoSettings, format: VideoFormat, queue: MuxQueue, adaptive: AdaptiveBitrate?, counted: Bool,
+    init(settings: VideoSettings, format: VideoFormat, queue: MuxQueue, adaptive: AdaptiveBitrate?, session: Int,
          statistics: Statistics, quiet: Bool) throws {
         var s = Encoder.Settings(codecName: settings.codec.encoderName, bitRate: settings.bitRate,
                                  timeBase: format.fps.frameDuration)
@@ -42,7 +43,7 @@ final class VideoLane {
         encoder = try Encoder(s)
         self.queue = queue
         self.adaptive = adaptive
-        self.counted = counted
+        self.session = session
         self.statistics = statistics
     }
 
@@ -79,7 +80,7 @@ final class VideoLane {
         while case .value(let packet) = try encoder.receive() {
             if packet.duration <= 0 { packet.duration = 1 }
             let captured = captureTimes.removeValue(forKey: packet.pts) ?? 0
-            if counted { statistics.countEncoded(.video, bytes: packet.size) }
+            if statistics.measures(session) { statistics.countEncoded(.video, bytes: packet.size) }
             // Frames sit on the 1/fps grid, one per slot, in order (a drift step drops or repeats
             // whole frames), and nothing is reordered (no B-frames): the next DTS is a slot later.
             if !queue.push(EncodedPacket(stream: .video, packet: packet, timeBase: encoder.timeBase, captureTime: captured,

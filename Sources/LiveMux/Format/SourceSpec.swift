@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import POSIX
 
 /// An input: `FORMAT:URL` for a libavdevice or libavformat input (`lavfi:testsrc2`, `v4l2:/dev/video0`,
 /// `x11grab::99.0`, `pulse:default`), or a bare file path or URL.
@@ -41,8 +39,7 @@ public struct SourceSpec: Sendable, Equatable {
     /// a socket, a network URL), whose writer can stall without closing.
     var readsMayBlock: Bool {
         if Self.isStandardInput(url) || url.contains("://") || url.hasPrefix("pipe:") { return true }
-        var info = stat()
-        return stat(url, &info) != 0 || info.st_mode & S_IFMT != S_IFREG
+        return (try? FileKind(path: url)) != .regular
     }
 
     /// The description with credentials in the URL masked: how messages and stats name it.

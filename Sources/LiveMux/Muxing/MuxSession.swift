@@ -40,8 +40,8 @@ final class MuxSession: @unchecked Sendable {
     private let streamingASFPacketSize: Int?
     private let flvHEVC: FLVHEVCMode
     private let segments: SegmentPlan?
-    /// False for a second session (URL outputs with an encode of their own; see `MuxThread`).
-    private let primary: Bool
+    /// 0; 1 for a second session (URL outputs with an encode of their own; see `MuxThread`).
+    private let index: Int
     private let server: HTTPServer?
     /// The producers `spawn` started, to join, and the first error one threw.
     private let producers = Locked<(threads: [WorkerThread], failure: Error?)>(([], nil))
@@ -65,10 +65,10 @@ final class MuxSession: @unchecked Sendable {
     ///   - streamingASFPacketSize: see the property.
     init(queue: MuxQueue, outputs: Outputs, streams: [ContainerWriter.StreamDescription]?,
          extraRoute: (format: ContainerFormat, seekable: Bool, sinks: [ChunkSink])? = nil,
-         streamingASFPacketSize: Int? = nil, statistics: Statistics = Statistics(), primary: Bool = true,
+         streamingASFPacketSize: Int? = nil, statistics: Statistics = Statistics(), index: Int = 0,
          recycle: PacketPool? = nil, adaptive: AdaptiveBitrate? = nil, report: @escaping @Sendable (String) -> Void) throws {
         self.queue = queue
-        self.primary = primary
+        self.index = index
         self.statistics = statistics
         self.recycle = recycle
         self.report = report
@@ -93,6 +93,7 @@ final class MuxSession: @unchecked Sendable {
         if let streams { try Self.makeWriters(&routes, streams, hubs: hubs, streamingASFPacketSize: streamingASFPacketSize, flvHEVC: flvHEVC, segments: segments) }
         self.routes = routes
         outputNames = outputs.destinations.map(\.destination.description) + (extraRoute?.sinks.map(\.name) ?? [])
+        statistics.outputsGiven(outputNames)
         server = try outputs.listen.map { address in
             try HTTPServer(address: address, routes: Dictionary(uniqueKeysWithValues: hubs.map { ($0.name, $0) }),
                            maxViewers: outputs.maxViewers, access: outputs.viewerAccess,
@@ -114,7 +115,10 @@ final class MuxSession: @unchecked Sendable {
                     let sink = try SegmentFileSink(pattern: path, overwrite: outputs.overwriteFiles, policy: plan.policy, events: events)
                     self.routes[i].sinks.append(sink)
                     self.routes[i].segmentSink = sink
-                case .file(let path): self.routes[i].sinks.append(try FileSink(path: path, overwrite: outputs.overwriteFiles))
+                case .file(let path):
+                    // A pipe or FIFO by name is live like stdout: each chunk goes out at once.
+                    let buffer = writer.seekable ? FileSink.defaultBufferLimit : 0
+                    self.routes[i].sinks.append(try FileSink(path: path, overwrite: outputs.overwriteFiles, bufferLimit: buffer))
                 case .standardOutput: self.routes[i].sinks.append(StandardOutputSink())
                 case .network(let url):
                     // The first URL output given is the primary: the video bit rate follows its link.
@@ -157,7 +161,7 @@ final class MuxSession: @unchecked Sendable {
         guard muxThread == nil else { return }
         for r in routes { r.segmenter?.sink = r.segmentSink }
         let thread = MuxThread(outputs: routes.map { .init(writer: $0.writer!, sinks: $0.sinks, segmenter: $0.segmenter) }, queue: queue,
-                               statistics: statistics, primary: primary, recycle: recycle,
+                               statistics: statistics, session: index, recycle: recycle,
                                outputNames: outputNames, report: report)
         muxThread = thread
         networkSinks.forEach { $0.start() }

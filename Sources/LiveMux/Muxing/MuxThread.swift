@@ -32,7 +32,10 @@ final class MuxThread: @unchecked Sendable {
     @exclusivity(unchecked) private var failed = false
     /// The failure is that every sink stopped, not the muxer's own.
     private(set) var lostEveryOutput = false
-    /// Capture → bytes out, for the first output (see DeliveryLatency).
+    /// The output whose packets measure the recording (media time, bytes, capture → bytes): the
+    /// first given that still has a sink, so the measure goes on when that one stops.
+    @exclusivity(unchecked) private var measured = 0
+    /// Capture → bytes out, for the output measured (see DeliveryLatency).
     @exclusivity(unchecked) private var latency: DeliveryLatency
 
     /// Where written packets go back to their reader (`livemux mux`); nil: they are freed here.
@@ -40,19 +43,23 @@ final class MuxThread: @unchecked Sendable {
     /// Every output's name (HTTP viewers' hubs aside), and why each one that stopped did.
     let outputNames: [String]
     private(set) var stoppedOutputs: [String: String] = [:]
-    /// False for a second session's thread (URL outputs with an encode of their own): its packets
-    /// are not the recording's in the statistics (media time, bytes muxed, latency, late drops),
-    /// and its last output stopping is said as a stop, since the first session's outputs go on.
-    private let primary: Bool
-    /// What the first output muxed since the statistics last heard of it (nil: nothing): they are
+    /// 0; 1 for a second session's thread (URL outputs with an encode of their own): its last
+    /// output stopping is said as a stop, since the first session's outputs go on.
+    private let session: Int
+    /// Whether this session's packets are the recording's in the statistics now (media time,
+    /// bytes muxed, latency, late drops): the first session's, until every output of it stopped,
+    /// then the next (`Statistics.measures`). Read once a batch.
+    @exclusivity(unchecked) private var measuring: Bool
+    /// What the output measured muxed since the statistics last heard of it (nil: nothing): they are
     /// told once a batch, not once a packet (a lock round and a hashed name each).
     @exclusivity(unchecked) private var unreportedMux: (mediaTime: Double, bytes: Int)?
 
     /// - Parameter outputNames: the outputs in the order the user gave them.
-    init(outputs: [Output], queue: MuxQueue, statistics: Statistics, primary: Bool = true, recycle: PacketPool? = nil,
+    init(outputs: [Output], queue: MuxQueue, statistics: Statistics, session: Int = 0, recycle: PacketPool? = nil,
          outputNames: [String], report: @escaping @Sendable (String) -> Void) {
         self.outputs = outputs
-        self.primary = primary
+        self.session = session
+        measuring = statistics.measures(session)
         self.recycle = recycle
         self.outputNames = outputNames
         latency = DeliveryLatency(format: outputs.first?.writer.format ?? .flv)
@@ -71,6 +78,7 @@ final class MuxThread: @unchecked Sendable {
         }
         var batch: [EncodedPacket] = []
         while !failed, queue.pop(into: &batch) {
+            measuring = statistics.measures(session)
             for i in batch.indices where !failed { write(batch[i]) }
             publishCounts()
             if let recycle { recycle.give(&batch) }
@@ -81,12 +89,17 @@ final class MuxThread: @unchecked Sendable {
         for i in outputs.indices where !outputs[i].sinks.isEmpty {
             do {
                 deliver(try outputs[i].writer.trailer(), to: i)
-                if i == 0 && primary { for l in latency.flushed(now: Timestamp.monotonicMicroseconds()) { statistics.recordLatency(l) } }
+                if i == measured && measuring { for l in latency.flushed(now: Timestamp.monotonicMicroseconds()) { statistics.recordLatency(l) } }
             } catch {
                 fail(error)
             }
             for sink in outputs[i].sinks {
-                do { try sink.close() } catch { dropSink(sink, of: i, error) }
+                do {
+                    try sink.close()
+                    statistics.outputFinished(sink.name)
+                } catch {
+                    dropSink(sink, of: i, error)
+                }
             }
         }
         publishCounts()
@@ -113,12 +126,12 @@ final class MuxThread: @unchecked Sendable {
                     if outputs[i].sinks.isEmpty { continue }
                 }
                 guard let chunk = try outputs[i].writer.write(packet) else {
-                    if primary { statistics.countDropped(packet.stream) }
+                    if measuring { statistics.countDropped(packet.stream) }
                     continue
                 }
                 deliver(chunk, to: i)
                 outputs[i].segmenter?.wrote(packet, bytes: chunk.count)
-                if i == 0 && primary {
+                if i == measured && measuring {
                     let t = Double(packet.dts) * packet.timeBase.doubleValue
                     unreportedMux = (max(unreportedMux?.mediaTime ?? t, t), (unreportedMux?.bytes ?? 0) + chunk.count)
                     if packet.captureTime > 0 || latency.hasPending {
@@ -158,9 +171,15 @@ final class MuxThread: @unchecked Sendable {
         if reason.hasPrefix(sink.name + ": ") { reason.removeFirst(sink.name.count + 2) }
         stoppedOutputs[sink.name] = reason
         statistics.outputStopped(sink.name, reason: reason)
+        if i == measured, outputs[i].sinks.isEmpty, let next = outputs.indices.first(where: { !outputs[$0].sinks.isEmpty }) {
+            // Its packets still waiting to be emitted will not be: the next output's are timed from here.
+            measured = next
+            latency = DeliveryLatency(format: outputs[next].writer.format)
+        }
         let lastOne = outputs.allSatisfy { $0.sinks.isEmpty }
-        if !lastOne || !primary { report("output \(sink.name) stopped: \(reason)") }
+        if !lastOne || session > 0 { report("output \(sink.name) stopped: \(reason)") }
         if lastOne {
+            statistics.sessionStopped(session)
             if !failed { lostEveryOutput = true }
             fail(error)
         }

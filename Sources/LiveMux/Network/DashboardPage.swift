@@ -234,16 +234,16 @@ enum DashboardPage {
         const row = table.insertRow();
         cell(row, o.name, null, "network.name");
         cell(row, o.state, stateClass(o.state), "network.state");
-        const stopped = (states[o.name] || "").startsWith("stopped: ");
-        cell(row, stopped ? states[o.name].slice(9) : format(o.link_kbps) + " kbit/s, backlog " + format(o.backlog_ms) + " ms");
+        const failed = (states[o.name] || "").startsWith("failed: ");
+        cell(row, failed ? states[o.name].slice(8) : format(o.link_kbps) + " kbit/s, backlog " + format(o.backlog_ms) + " ms");
       });
       Object.entries(states).forEach(([name, state]) => {
         if ((s.network || []).some(o => o.name === name)) return;
         const row = table.insertRow();
         cell(row, name, null, "output_states");
-        const stopped = state.startsWith("stopped");
-        cell(row, stopped ? "stopped" : state, stopped ? "bad" : "live", "output_states");
-        cell(row, stopped ? state.slice(9) : format((s.output_bytes || {})[name] / 1e6) + " MB");
+        const failed = state.startsWith("failed: ");
+        cell(row, failed ? "failed" : state, failed ? "bad" : "live", "output_states");
+        cell(row, failed ? state.slice(8) : format(((s.output_bytes || {})[name] || 0) / 1e6) + " MB");
       });
     }
 

@@ -32,8 +32,7 @@ struct FileDescriptor: Sendable {
             return try open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_EXCL)
         } catch where error.errno == EEXIST {
             // A device or FIFO (/dev/null, a named pipe) is written, not overwritten.
-            var info = stat()
-            guard stat(path, &info) == 0 && info.st_mode & S_IFMT != S_IFREG else { return nil }
+            guard let kind = try? FileKind(path: path), kind != .regular else { return nil }
             do {
                 return try open(path, O_WRONLY | O_CLOEXEC)
             } catch {

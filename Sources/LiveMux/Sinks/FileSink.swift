@@ -1,7 +1,8 @@
 import FFmpeg
 
-/// A regular file. Buffers writes (a live file need not reach the disk per packet) and applies
-/// the trailer's updates, so the finished file carries a true header.
+/// A file by name. A regular file buffers writes (a live file need not reach the disk per packet)
+/// and applies the trailer's updates, so the finished file carries a true header; a pipe or FIFO
+/// by name is fed by a streaming muxer (no updates) with no buffer, as stdout is.
 public final class FileSink: ChunkSink, @unchecked Sendable {
     // Used by the mux thread only.
     public let name: String

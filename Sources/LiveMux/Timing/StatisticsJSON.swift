@@ -52,8 +52,8 @@ extension StatisticsSnapshot {
                            "p99": ms(latency.percentile(0.99)), "max": ms(latency.maximum)],
             "latency_packets": latency.count,
             "output_bytes": outputBytes,
-            "output_states": Dictionary(uniqueKeysWithValues: Set(outputBytes.keys).union(stoppedOutputs.keys).map { name in
-                (name, stoppedOutputs[name].map { "stopped: \($0)" } ?? "writing")
+            "output_states": Dictionary(uniqueKeysWithValues: Set(outputBytes.keys).union(outputStates.keys).map { name in
+                (name, (outputStates[name] ?? .writing).description)
             }),
             "output_dropped_chunks": outputDropped,
             "video_bitrate_target_kbps": Self.rounded(Double(videoBitRate) / 1000),

@@ -7,7 +7,7 @@ public struct StatisticsSnapshot: Sendable {
     public var audio = StreamStatistics()
     /// DTS of the last packet muxed, in seconds of media.
     public var mediaTime: Double = 0
-    /// Bytes handed to the sinks (of the first output).
+    /// Bytes handed to the sinks of the output measured (the first given that is still writing).
     public var bytesOut: Int64 = 0
     /// Seconds since the pipeline started.
     public var elapsed: Double = 0
@@ -15,8 +15,10 @@ public struct StatisticsSnapshot: Sendable {
     public var latency = LatencyHistogram()
     /// Bytes handed to each output's sinks, by output name (file path or "stdout").
     public var outputBytes: [String: Int64] = [:]
-    /// Why each output that stopped while the others went on did, by output name.
-    public var stoppedOutputs: [String: String] = [:]
+    /// Every output's name (file path, "stdout", masked URL), in the order given.
+    public var outputNames: [String] = []
+    /// What became of each output so far, by output name.
+    public var outputStates: [String: OutputState] = [:]
     /// Packets waiting in the mux queue, per stream.
     public var queueDepths: [StreamKind: Int] = [:]
     /// How far the audio clock has drifted from the capture clock (ms).
