@@ -35,6 +35,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     /// - Parameter report: receives warnings (an output that stopped while others go on).
     public init(_ config: RecordConfiguration, quiet: Bool = false,
                 report given: @escaping @Sendable (String) -> Void = { _ in }) throws {
+        LogLevel.applyChosen()
         try Self.validate(config)
         let statistics = Statistics()
         self.statistics = statistics

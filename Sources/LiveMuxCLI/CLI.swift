@@ -158,10 +158,13 @@ public enum CLI {
     /// `error:` line and exit code 1.
     private static func supervise(_ job: LiveJob, signals: SignalHandling, quiet: Bool, verbose: Bool, remux: Bool = false,
                                   stats: StatsWriter? = nil, segments: SegmentPlan? = nil) -> ExitCode {
-        if !quiet && !job.viewerURLs.isEmpty {
-            Terminal.write("serving viewers at \(job.viewerURLs.joined(separator: " and "))\n")
+        // Where it listens is not chatter (port 0 picks one): said even with -q, but then with the
+        // viewer key masked, as -q is how the key stays out of a log others read (docs/security.md).
+        func shown(_ url: String) -> String { quiet ? maskedURL(url) : url }
+        if !job.viewerURLs.isEmpty {
+            Terminal.write("serving viewers at \(job.viewerURLs.map(shown).joined(separator: " and "))\n")
         }
-        if !quiet, let dashboard = job.dashboardURL { Terminal.write("dashboard at \(dashboard)\n") }
+        if let dashboard = job.dashboardURL { Terminal.write("dashboard at \(shown(dashboard))\n") }
         signals.attach(stop: job.stop, started: { job.statisticsSnapshot.everyStreamStarted }) {
             guard let segments else {
                 if !quiet { Terminal.warning("SIGUSR1 cuts segments, and no output is segmented (give --segment-time or --segment-size)") }

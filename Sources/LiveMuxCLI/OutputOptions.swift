@@ -87,7 +87,8 @@ struct OutputOptions {
                             address, [IPv6] such as [::1], or localhost (127.0.0.1); a bare
                             PORT (8080 or :8080) means 127.0.0.1; port 0 picks a free one.
                             Loopback unless told otherwise: 0.0.0.0:8080 or [::]:8080 let other
-                            machines watch (with a warning). The viewer URLs are printed at start;
+                            machines watch (with a warning). The viewer and dashboard URLs are
+                            printed at start, with -q too (the port bound is no chatter);
                             / lists the streams, codecs and viewer counts (JSON: /?format=json);
                             a browser gets the dashboard there (also /stats, /events,
                             /history, /snapshot.jpg: see --http in record).
@@ -98,7 +99,7 @@ struct OutputOptions {
                             past it a viewer gets 503. The open-file limit is raised to allow it.
       --viewer-key KEY      every request needs ?key=KEY, or a signed link ?expires=T&sig=HEX
                             (HEX: HMAC-SHA256 of the path followed by T, Unix seconds, under KEY);
-                            else 403. The URLs printed at start carry the key
+                            else 403. The URLs printed at start carry the key (with -q: key=****)
       --viewer-key-file FILE  the viewer key from FILE's first line, kept out of ps (FILE must not
                             be readable by other users)
     """

@@ -23,7 +23,11 @@ final class ProgressLine: @unchecked Sendable {
         // Weak: the timer is ours, and a strong self would keep both, and the job, to the exit.
         timer.setEventHandler { [weak self] in
             guard let self, !finished else { return }
-            Terminal.write(Terminal.stderrIsTerminal ? "\r\(line())\u{1B}[K" : line() + "\n")
+            let s = snapshot()
+            // Every source ended: the last line, with the run's final numbers, is about to follow.
+            guard !Self.sourcesEnded(s) else { return }
+            let text = line(s)
+            Terminal.write(Terminal.stderrIsTerminal ? "\r\(text)\u{1B}[K" : text + "\n")
         }
         timer.resume()
     }
@@ -33,11 +37,16 @@ final class ProgressLine: @unchecked Sendable {
             guard !finished else { return }
             finished = true
             timer.cancel()
-            Terminal.write((Terminal.stderrIsTerminal ? "\r" : "") + line() + "\n")
+            Terminal.write((Terminal.stderrIsTerminal ? "\r" : "") + line(snapshot()) + "\n")
         }
     }
 
-    private func line() -> String { remux ? Self.formatRemux(snapshot()) : Self.format(snapshot()) }
+    private func line(_ s: StatisticsSnapshot) -> String { remux ? Self.formatRemux(s) : Self.format(s) }
+
+    /// Whether the recording is over but for its trailers: sources are known and each has ended.
+    static func sourcesEnded(_ s: StatisticsSnapshot) -> Bool {
+        !s.sources.isEmpty && s.sources.allSatisfy { $0.state == "ended" }
+    }
 
     private static func clock(_ t: Double) -> String {
         String(format: "%02d:%02d:%05.2f", Int(t) / 3600, Int(t) / 60 % 60, t.truncatingRemainder(dividingBy: 60))
@@ -62,9 +71,12 @@ final class ProgressLine: @unchecked Sendable {
         let t = max(0, s.mediaTime)
         let fps = s.elapsed > 0 ? Double(s.video.packetsOut) / s.elapsed : 0
         let kbps = t > 0 ? Double(s.bytesOut) * 8 / t / 1000 : 0
-        let line = String(format: "time=%@ frames=%d fps=%.1f bitrate=%.1fkbits/s speed=%.2fx dropped=%d av=%+.1fms latency99=%.0fms",
-                          clock(t), s.video.packetsOut, fps, kbps, s.speed, s.dropped, s.avOffsetMs,
-                          Double(s.latency.percentile(0.99)) / 1000)
+        // Frames, their rate and the A/V offset mean nothing without video.
+        let hasVideo = s.video.packetsOut > 0 || s.sources.contains { $0.kind == .video }
+        let video = hasVideo ? String(format: " frames=%d fps=%.1f", s.video.packetsOut, fps) : ""
+        let offset = hasVideo ? String(format: " av=%+.1fms", s.avOffsetMs) : ""
+        let line = String(format: "time=%@%@ bitrate=%.1fkbits/s speed=%.2fx dropped=%d%@ latency99=%.0fms",
+                          clock(t), video, kbps, s.speed, s.dropped, offset, Double(s.latency.percentile(0.99)) / 1000)
         // Chunks slow network outputs or viewers skipped (the recording itself lost nothing).
         var extra = s.outputDropped > 0 ? " output-dropped=\(s.outputDropped)" : ""
         // With network outputs: the video bit rate now (it follows the first URL's link) and

@@ -5,6 +5,18 @@ import XCTest
 /// shows packets, size, speed and drops (no capture latency, no read-as-fast-as-it-goes frame rate);
 /// `report` counts a keyframe in the singular and takes N frames to last N frame durations.
 final class FileNumbersTests: TemporaryDirectoryTestCase {
+    /// An audio-only recording's progress line: printed once at the end (not a periodic line just
+    /// before the last one, with other numbers), and without frames or A/V offset (issue 42, item 9).
+    /// 5 s: a line every 5 s when stderr is not a terminal, so the periodic one falls at the end.
+    func testAudioOnlyRecordingHasOneLastLineWithoutVideoFields() throws {
+        let r = try Tools.livemux(["record", "--no-video", "-t", "5", "-o", "\(dir)/a.asf"], timeout: 30)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let lines = r.stderr.split(separator: "\n").filter { $0.hasPrefix("time=") }
+        XCTAssertEqual(lines.count, 1, r.stderr)
+        XCTAssertEqual(lines.last?.dropFirst("time=00:00:05.00".count).hasPrefix(" bitrate="), true, r.stderr)
+        XCTAssertFalse(r.stderr.contains("frames=") || r.stderr.contains(" av="), r.stderr)
+    }
+
     func testMuxProgressLineShowsWhatAFileHas() throws {
         let src = "\(dir)/src.mp4"
         let made = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30",

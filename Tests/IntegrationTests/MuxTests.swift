@@ -129,7 +129,7 @@ final class MuxTests: TemporaryDirectoryTestCase {
         var generator = SystemRandomNumberGenerator()
         for name in ["r.h264", "r.hevc", "r.aac"] {
             let bytes = (0..<65536).map { _ in UInt8.random(in: 0...255, using: &generator) }
-            FileManager.default.createFile(atPath: "\(dir)/\(name)", contents: Data(bytes))
+            _ = FileManager.default.createFile(atPath: "\(dir)/\(name)", contents: Data(bytes))
             let option = name.hasSuffix(".aac") ? "--audio" : "--video"
             let r = try Tools.livemux(["mux", "-q", option, "\(dir)/\(name)", "-o", "\(dir)/\(name).asf"])
             XCTAssertTrue(r.status == 0 || r.status == 1, "\(name): exit \(r.status) \(r.stderr)")

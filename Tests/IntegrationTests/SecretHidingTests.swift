@@ -52,7 +52,7 @@ final class SecretHidingTests: TemporaryDirectoryTestCase {
 
     func testURLFromAFile() throws {
         let file = "\(dir)/push.url"
-        FileManager.default.createFile(atPath: file, contents: Data("rtmp://127.0.0.1:PORT/live/\(key)\n".utf8),
+        _ = FileManager.default.createFile(atPath: file, contents: Data("rtmp://127.0.0.1:PORT/live/\(key)\n".utf8),
                                        attributes: [.posixPermissions: 0o600])
         try pushHidingTheKey(output: "@" + file)
     }

@@ -27,4 +27,40 @@ final class ServeAddressTests: TemporaryDirectoryTestCase {
     func testIPv6Loopback() throws { try serveAndWatch("[::1]:0", expectHost: "[::1]") }
 
     func testLocalhostIsIPv4Loopback() throws { try serveAndWatch("localhost:0", expectHost: "127.0.0.1") }
+
+    /// With -q the bound address is still said, as it is no chatter (port 0 leaves no other way to
+    /// learn it), with the viewer key masked: -q keeps it out of logs (issue 42, item 3).
+    func testQuietStillSaysWhereItListens() throws {
+        let keyFile = "\(dir)/viewer.key"
+        _ = FileManager.default.createFile(atPath: keyFile, contents: Data("vi3wer-Key-0042\n".utf8), attributes: [.posixPermissions: 0o600])
+        for keyArgs in [[], ["--viewer-key-file", keyFile]] {
+            let serve = try ServingLivemux(["serve", "--listen", "127.0.0.1:0", "-q", "-t", "2", "--size", "160x120"] + keyArgs, directory: dir)
+            let query = keyArgs.isEmpty ? "" : "?key=****"
+            let urls = try XCTUnwrap(serve.viewerURLs(), "printed with -q: \(serve.stderr)")
+            let flv = try XCTUnwrap(urls.first)
+            XCTAssertTrue(flv.hasPrefix("http://127.0.0.1:") && flv.hasSuffix("/live.flv" + query) && !flv.contains(":0/"), flv)
+            let base = String(flv.prefix { $0 != "?" }).replacingOccurrences(of: "/live.flv", with: "")
+            XCTAssertEqual(serve.dashboardURL(), base + "/" + query, serve.stderr)
+            if keyArgs.isEmpty { XCTAssertTrue(Network.get(port: try XCTUnwrap(Int(base.split(separator: ":").last ?? "")), "/").hasPrefix("HTTP/1.1 200"), base) }
+            XCTAssertEqual(serve.wait(), 0, serve.stderr)
+            XCTAssertEqual(serve.stderr.split(separator: "\n").count, 2, "the URLs alone: \(serve.stderr)")
+            XCTAssertFalse(serve.stderr.contains("vi3wer"), serve.stderr)
+        }
+    }
+
+    /// A busy port's hint names the option that gave it (issue 42, item 4: --http's said --listen).
+    func testBusyPortHintNamesTheOptionUsed() throws {
+        let serve = try ServingLivemux(["serve", "--listen", "127.0.0.1:0", "-t", "8", "--size", "160x120"], directory: dir)
+        let url = try XCTUnwrap(serve.dashboardURL(), serve.stderr)
+        let port = try XCTUnwrap(url.split(separator: ":").last?.split(separator: "/").first.map(String.init))
+        for option in ["--http", "--listen"] {
+            let command = option == "--http" ? ["record", "-o", "\(dir)/x.flv"] : ["serve"]
+            let r = try Tools.livemux(command + [option, "127.0.0.1:\(port)", "-t", "1"], timeout: 20)
+            XCTAssertEqual(r.status, 1, r.stderr)
+            XCTAssertTrue(r.stderr.contains("Address already in use (choose another \(option) port)"), r.stderr)
+            XCTAssertEqual(r.stderr.components(separatedBy: "--").count, 2, "names no other option: \(r.stderr)")
+        }
+        serve.stop()
+        XCTAssertEqual(serve.wait(), 0, serve.stderr)
+    }
 }

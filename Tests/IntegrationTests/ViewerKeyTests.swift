@@ -58,8 +58,21 @@ final class ViewerKeyTests: TemporaryDirectoryTestCase {
 
         XCTAssertEqual(serve.wait(), 0, serve.stderr)
         let withKey = serve.stderr.split(separator: "\n").filter { $0.contains(key) }
-        XCTAssertEqual(withKey.count, 1, "only the line of viewer URLs carries the key: \(serve.stderr)")
-        XCTAssertTrue(withKey.first?.hasPrefix("serving viewers at ") == true, serve.stderr)
+        XCTAssertEqual(withKey.map { String($0.prefix { $0 != ":" }) }, ["serving viewers at http", "dashboard at http"],
+                       "only the start lines of URLs carry the key: \(serve.stderr)")
+    }
+
+    /// The dashboard's URL printed at start works as printed: it carries the key, as the viewer
+    /// URLs do (issue 42, item 2: it had none and answered 403).
+    func testThePrintedDashboardURLCarriesTheKey() throws {
+        let keyFile = "\(dir)/viewer.key"
+        _ = FileManager.default.createFile(atPath: keyFile, contents: Data("\(key)\n".utf8), attributes: [.posixPermissions: 0o600])
+        let serve = try ServingLivemux(["serve", "--listen", "127.0.0.1:0", "-t", "3", "--size", "160x120", "--viewer-key-file", keyFile],
+                                       directory: dir)
+        let dashboard = try XCTUnwrap(serve.dashboardURL(), serve.stderr)
+        XCTAssertTrue(dashboard.hasSuffix("/?key=\(key)"), dashboard)
+        XCTAssertEqual(try status(dashboard), "200", dashboard)
+        XCTAssertEqual(serve.wait(), 0, serve.stderr)
     }
 
     func testShortOrMissingKeysAreUsageErrors() throws {

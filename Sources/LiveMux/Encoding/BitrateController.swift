@@ -135,7 +135,7 @@ struct BitrateController {
         measured.append(s.saturatedBps)
         // The last `episodeMeasurements` (10 s of samples): a link down for minutes stays bounded.
         if measured.count > Self.episodeMeasurements { measured.removeFirst() }
-        var link = measured.sorted()[measured.count / 2]
+        let link = measured.sorted()[measured.count / 2]
         if let held = heldProbe, now - held.time < Self.probeAftermath, link < held.ceiling * Self.probeShare {
             // The probe that held was only hidden by the path: its ceiling comes back for this
             // episode, and probes last twice as long.

@@ -46,6 +46,7 @@ public final class FileMuxJob: LiveJob, @unchecked Sendable {
 
     /// Opens the inputs, checks their codecs, and creates the output.
     public init(_ c: MuxConfiguration, report: @escaping @Sendable (String) -> Void = { _ in }) throws {
+        LogLevel.applyChosen()
         if c.input == nil && c.video == nil && c.audio == nil {
             throw LiveMuxError.invalid("nothing to mux: give --input FILE, or --video FILE and/or --audio FILE")
         }

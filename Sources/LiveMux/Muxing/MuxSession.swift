@@ -95,7 +95,7 @@ final class MuxSession: @unchecked Sendable {
         outputNames = outputs.destinations.map(\.destination.description) + (extraRoute?.sinks.map(\.name) ?? [])
         statistics.outputsGiven(outputNames)
         server = try outputs.listen.map { address in
-            try HTTPServer(address: address, routes: Dictionary(uniqueKeysWithValues: hubs.map { ($0.name, $0) }),
+            try HTTPServer(address: address, option: outputs.addressOption, routes: Dictionary(uniqueKeysWithValues: hubs.map { ($0.name, $0) }),
                            maxViewers: outputs.maxViewers, access: outputs.viewerAccess,
                            dashboard: Dashboard(statistics: { statistics.snapshot }))
         }
@@ -181,7 +181,7 @@ final class MuxSession: @unchecked Sendable {
     var viewerURLs: [String] { server?.viewerURLs ?? [] }
 
     /// The dashboard's page, when the session serves (`--listen`, `--http`).
-    var dashboardURL: String? { server.map { "http://\($0.address.description)/" } }
+    var dashboardURL: String? { server?.dashboardURL }
 
     /// Gives the dashboard the whole recording's statistics and its video frames (before `start`).
     func attachDashboard(statistics: @escaping @Sendable () -> StatisticsSnapshot, frames: FrameTap?) {

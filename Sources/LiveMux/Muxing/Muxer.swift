@@ -73,6 +73,7 @@ public final class Muxer: @unchecked Sendable {
          queueCapacity: Int, singleProducer: Bool, wakeBatch: Int, streamingASFPacketSize: Int? = nil,
          recycle: PacketPool? = nil,
          onChunk: (@Sendable (Chunk) -> Void)?, onWarning: @escaping @Sendable (String) -> Void) throws {
+        LogLevel.applyChosen()
         guard video != nil || audio != nil else { throw LiveMuxError.invalid("a muxer needs a video or an audio stream") }
         var formats = Set(outputs.destinations.map(\.format))
         if let route { formats.insert(route.format) }

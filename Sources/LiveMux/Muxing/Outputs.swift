@@ -51,6 +51,10 @@ public struct Outputs: Sendable {
         return (network, local)
     }
 
+    /// The option that gives `listen`, for messages about the address: `--http` when only the
+    /// dashboard is served.
+    var addressOption: String { servesViewers ? "--listen" : "--http" }
+
     /// Whether some output is not a URL: a file, stdout or live viewers.
     var hasLocalOutput: Bool { (listen != nil && servesViewers) || destinations.contains { !$0.destination.isNetwork } }
 

@@ -16,8 +16,9 @@ final class HTTPListener {
 
     static let listenBacklog: Int32 = 4096
 
-    /// Binds and listens, so a busy port fails before anything is recorded.
-    init(address: ListenAddress) throws {
+    /// Binds and listens, so a busy port fails before anything is recorded. `option` is the one
+    /// that gave the address (`--listen`, `--http`): the hint of a failure names it.
+    init(address: ListenAddress, option: String) throws {
         guard let (family, bytes) = address.socketAddress() else {
             throw LiveMuxError.invalid("cannot listen on \(address.description): not an IPv4 or IPv6 address")
         }
@@ -45,7 +46,7 @@ final class HTTPListener {
             }
         } catch {
             try? closeDescriptor(fd)  // it never listened: the error below says why
-            throw LiveMuxError.output("cannot listen on \(address.description): \(error.message) (\(Self.listenHint(error.errno, address)))")
+            throw LiveMuxError.output("cannot listen on \(address.description): \(error.message) (\(Self.listenHint(error.errno, address, option: option)))")
         }
         let port = withUnsafePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) } }
         self.address = ListenAddress(host: address.host, port: port)
@@ -58,12 +59,12 @@ final class HTTPListener {
 
     /// What to do about a failed bind or listen: the port for a busy one, the address for one
     /// this machine does not have (EADDRNOTAVAIL).
-    private static func listenHint(_ code: Int32, _ address: ListenAddress) -> String {
+    private static func listenHint(_ code: Int32, _ address: ListenAddress, option: String) -> String {
         switch code {
-        case EADDRINUSE: return "choose another --listen port"
+        case EADDRINUSE: return "choose another \(option) port"
         case EADDRNOTAVAIL: return "no interface of this machine has the address \(address.host): listen on one of its own addresses, 127.0.0.1, or 0.0.0.0 for all"
         case EACCES where address.port < 1024: return "ports below 1024 need privileges: choose a port from 1024 on"
-        default: return "check the --listen address and port"
+        default: return "check the \(option) address and port"
         }
     }
 

@@ -47,8 +47,9 @@ final class HTTPServer: @unchecked Sendable {
     private static let listenerToken = UInt64.max - 1
 
     /// Binds and listens (so a busy port fails before anything is recorded); `start` runs the loop.
-    /// `address` is then the one bound: port 0 becomes the port the kernel chose.
-    init(address: ListenAddress, routes: [String: StreamHub], maxViewers: Int = defaultMaxViewers, access: ViewerAccess? = nil,
+    /// `address` is then the one bound: port 0 becomes the port the kernel chose. `option` names
+    /// where the address came from, for the hint of a failure.
+    init(address: ListenAddress, option: String = "--listen", routes: [String: StreamHub], maxViewers: Int = defaultMaxViewers, access: ViewerAccess? = nil,
          dashboard: Dashboard = Dashboard(statistics: { StatisticsSnapshot() })) throws {
         self.maxViewers = maxViewers
         self.access = access
@@ -66,7 +67,7 @@ final class HTTPServer: @unchecked Sendable {
         } catch {
             throw LiveMuxError.output("cannot create the HTTP server's event loop: \(error.message)")
         }
-        let listener = try HTTPListener(address: address)
+        let listener = try HTTPListener(address: address, option: option)
         do {
             try events.add(listener.fd, token: Self.listenerToken, edgeTriggered: false, writable: false)
         } catch {
@@ -84,8 +85,15 @@ final class HTTPServer: @unchecked Sendable {
 
     /// The URL of each stream viewers can open, FLV first, with the viewer key when there is one.
     var viewerURLs: [String] {
-        let query = access.map { "?" + $0.keyQuery } ?? ""
-        return fanOuts.keys.sorted { $0.hasSuffix(".flv") && !$1.hasSuffix(".flv") }.map { "http://\(address.description)\($0)\(query)" }
+        fanOuts.keys.sorted { $0.hasSuffix(".flv") && !$1.hasSuffix(".flv") }.map(url)
+    }
+
+    /// The dashboard's page, with the viewer key when there is one (without it: 403).
+    var dashboardURL: String { url("/") }
+
+    /// A URL of this server that passes `access`: the key's query when there is one.
+    private func url(_ path: String) -> String {
+        "http://\(address.description)\(path)" + (access.map { "?" + $0.keyQuery } ?? "")
     }
 
     func start() {
