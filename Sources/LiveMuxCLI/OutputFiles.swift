@@ -146,7 +146,7 @@ enum OutputFiles {
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw UsageError("cannot create the \(option) file '\(path)': \(directory) is not a directory (create it first)")
         }
-        guard access(directory, W_OK) == 0 else {
+        guard (try? syscall(where: "access") { access(directory, W_OK) }) != nil else {
             throw UsageError("cannot create the \(option) file '\(path)': \(directory) is not writable (choose another directory)")
         }
     }
