@@ -82,15 +82,16 @@ enum OutputFiles {
         return name
     }
 
-    /// Refuses a directory, and a regular file that exists unless `-y` (devices and FIFOs are
-    /// written, not overwritten). Checked for every output before anything is created.
+    /// Refuses a directory, and a regular file that exists unless `-y` (devices, FIFOs and the
+    /// stdout the shell redirected are written, not overwritten). Checked for every output before
+    /// anything is created.
     static func check(_ path: String, _ policy: Overwrite, option: String = "-o", example: String) throws {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return }
         if isDirectory.boolValue {
             throw UsageError("\(option) \(path) is a directory: give a file name such as \(path)/\(example)")
         }
-        guard policy != .always, isRegularFile(path) else { return }
+        guard policy != .always, isRegularFile(path), !FileKind.isStandardOutput(path) else { return }
         throw UsageError(policy == .never ? "\(path) exists (-n: not overwriting)" : "\(path) exists (add -y to overwrite)")
     }
 
@@ -145,7 +146,7 @@ enum OutputFiles {
         guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory), isDirectory.boolValue else {
             throw UsageError("cannot create the \(option) file '\(path)': \(directory) is not a directory (create it first)")
         }
-        guard access(directory, W_OK) == 0 else {
+        guard (try? syscall(where: "access") { access(directory, W_OK) }) != nil else {
             throw UsageError("cannot create the \(option) file '\(path)': \(directory) is not writable (choose another directory)")
         }
     }

@@ -49,7 +49,8 @@ struct RecordCommand {
                             encode, and so its bit rate (default: an encode of their own at
                             --vbitrate, so a failing push never degrades the local recording;
                             twice the CPU of one encode, docs/benchmarks.md)
-      --gop SECONDS         keyframe interval (default: 2)
+      --gop SECONDS         keyframe interval (default: 2; with --segment-time, the longest
+                            up to 2 that the segment time holds whole, so cuts fall on time)
       --preset NAME         encoder preset (default: veryfast); tuning is zerolatency, no B-frames
 
     AUDIO
@@ -100,12 +101,23 @@ struct RecordCommand {
 
     """
 
+    /// How much longer than --segment-time a segment may be unsaid: a millisecond, the containers' unit.
+    private static let segmentSlack = 0.001
+
+    /// Said when a --gop given makes segments longer than --segment-time.
+    private static func segmentWarning(_ policy: SegmentPolicy, gop: Double) -> String? {
+        guard let duration = policy.duration, let length = policy.lengthCut(everyKeyframe: gop), length > duration + segmentSlack else { return nil }
+        return String(format: "--gop %g s does not divide --segment-time %g s: segments are cut at keyframes, so each will last about %g s;"
+                      + " give a --gop that divides it, or leave --gop out to have one chosen", gop, duration, length)
+    }
+
     static func parse(_ arguments: [String], serving: Bool = false) throws -> RecordCommand {
         var cmd = RecordCommand()
         var c = RecordConfiguration()
         var reader = ArgumentReader(arguments)
         var sources = SourceOptions()
         var outputs = OutputOptions()
+        var gopGiven = false
         if serving { outputs.listenByDefault() }
         while let opt = try reader.nextOption() {
             if try outputs.take(opt, from: &reader, listen: serving) { continue }
@@ -125,6 +137,7 @@ struct RecordCommand {
             case "--no-adaptive-bitrate": c.video.adaptiveBitRate = false
             case "--shared-encode": c.video.sharedEncode = true
             case "--gop":
+                gopGiven = true
                 c.video.gopSeconds = try Values.seconds(try reader.value(for: opt), option: opt.name)
             case "--preset":
                 let p = try reader.value(for: opt)
@@ -166,6 +179,14 @@ struct RecordCommand {
         c.outputs = outputs.outputs
         cmd.overwriteStats = c.outputs.overwriteFiles
         cmd.warnings += outputs.warnings
+        if let policy = c.outputs.segments?.policy {
+            // Segments are cut at keyframes: without --gop they come where the cuts are due.
+            if !gopGiven, let fitted = policy.keyframeInterval(atMost: c.video.gopSeconds) {
+                c.video.gopSeconds = fitted
+            } else if let warning = Self.segmentWarning(policy, gop: c.video.gopSeconds) {
+                cmd.warnings.append(warning)
+            }
+        }
         cmd.segments = outputs.segmentAnnouncer
         cmd.segments?.quiet = cmd.quiet
         if c.recordVideo, let warning = c.outputs.enhancedRTMPWarning(video: c.video.codec) { cmd.warnings.append(warning) }

@@ -1,4 +1,5 @@
 import Foundation
+import POSIX
 
 /// A file holding one secret on its first line (`-o @FILE`, `--viewer-key-file`): read only when
 /// other users of the machine cannot read it, since then it would keep nothing secret.
@@ -10,7 +11,7 @@ enum SecretFile {
     /// asked for it in errors (`-o @`, `--viewer-key-file `), `what` what the line should hold.
     static func firstLine(of path: String, option: String, what: String) throws -> String {
         var info = stat()
-        guard !path.isEmpty, stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG,
+        guard !path.isEmpty, (try? syscall(where: "stat") { stat(path, &info) }) != nil, (info.st_mode & S_IFMT) == S_IFREG,
               let data = FileManager.default.contents(atPath: path) else {
             throw UsageError("\(option)\(path): no readable file \(path); it should hold \(what) on its first line")
         }

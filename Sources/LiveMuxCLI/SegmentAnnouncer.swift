@@ -1,5 +1,6 @@
 import Foundation
 import LiveMux
+import POSIX
 
 /// Says each segment closed complete: one line on stderr (unless -q) and, with `--segment-list
 /// FILE`, an entry in ffconcat form, so `ffmpeg -f concat -i FILE` plays the segments as one.
@@ -16,6 +17,8 @@ final class SegmentAnnouncer: @unchecked Sendable {
     /// The ring's size, and the entries of the segments it keeps, oldest first.
     private let keep: Int?
     private var entries: [(path: String, text: String)] = []
+    /// Whether a list that could not be replaced was said (once).
+    private var warned = false
 
     static let header = "ffconcat version 1.0\n"
 
@@ -68,19 +71,44 @@ final class SegmentAnnouncer: @unchecked Sendable {
         replace(listPath, with: Data((Self.header + entries.map(\.text).joined()).utf8))
     }
 
-    /// Writes the whole list to a new file beside it and renames that over it; if no file can be
-    /// made there, rewrites the list in place.
+    /// Writes the whole list to a new file beside it and renames that over it; if that cannot be
+    /// done, rewrites the list in place, so it still names the segments kept. The first failure
+    /// is one warning, not one per segment.
     private func replace(_ path: String, with text: Data) {
         let url = URL(fileURLWithPath: path)
         let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp").path
-        if let handle = try? OutputFile.create(temporary, overwrite: false) {
-            let written = (try? handle.write(contentsOf: text)) != nil
-            try? handle.close()
-            if written && rename(temporary, path) == 0 { return }
-            unlink(temporary)
+        let failure: Error
+        do {
+            try Self.write(text, toNew: temporary)
+            do {
+                try syscall(where: "rename") { rename(temporary, path) }
+                return
+            } catch {
+                failure = error
+                _ = try? syscall(where: "unlink") { unlink(temporary) }  // the rename's failure is the one said
+            }
+        } catch {
+            failure = error
         }
         // The list is livemux's own: truncating it is no loss.
-        try? OutputFile.create(path, overwrite: true).write(contentsOf: text)
+        let inPlace = (try? OutputFile.create(path, overwrite: true).write(contentsOf: text)) != nil
+        guard !warned else { return }
+        warned = true
+        Terminal.warning("cannot replace the segment list \(path) whole (\(failure)): "
+                         + (inPlace ? "it is rewritten in place instead" : "it cannot be written either, and no longer follows the segments"))
+    }
+
+    /// Creates `path` (never over a file there) holding `text`; a file left half-written is removed.
+    private static func write(_ text: Data, toNew path: String) throws {
+        let handle = try OutputFile.create(path, overwrite: false)
+        do {
+            try handle.write(contentsOf: text)
+            try handle.close()
+        } catch {
+            try? handle.close()
+            _ = try? syscall(where: "unlink") { unlink(path) }  // the write's failure is the one said
+            throw error
+        }
     }
 
     /// The segment's path as the concat demuxer reads it: relative names are taken from the

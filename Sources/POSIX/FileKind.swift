@@ -27,6 +27,19 @@ public enum FileKind: Sendable, Equatable {
         self.init(mode: info.st_mode)
     }
 
+    /// Whether `path` is the process's own stdout (`/dev/stdout` with the shell's `> FILE`): the
+    /// shell made it for this run, so writing it overwrites nothing, as with a pipe.
+    public static func isStandardOutput(_ path: String) -> Bool {
+        var named = stat(), output = stat()
+        do {
+            try syscall(where: "stat") { stat(path, &named) }
+            try syscall(where: "fstat") { fstat(1, &output) }
+        } catch {
+            return false  // nothing there, or no stdout: not the same file
+        }
+        return named.st_dev == output.st_dev && named.st_ino == output.st_ino
+    }
+
     /// Whether a writer can go back and rewrite what it wrote.
     public var seeks: Bool { self != .stream }
 }

@@ -17,6 +17,24 @@ public struct SegmentPolicy: Sendable, Equatable {
 
     public init() {}
 
+    /// The keyframe interval that cuts segments on time: the longest of at most `longest` seconds
+    /// that `duration` holds a whole number of (1 s segments: 1 s; 3 s: 1.5 s; 10 s: 2 s). nil
+    /// where nothing is cut by time, or `atClock` forces a keyframe at every cut anyway.
+    public func keyframeInterval(atMost longest: Double) -> Double? {
+        guard let duration, !atClock else { return nil }
+        return duration / (duration / longest).rounded(.up)
+    }
+
+    /// How long segments cut at keyframes `gop` seconds apart last when they are cut by time
+    /// alone: the duration rounded up to whole GOPs (a cut waits for the next keyframe).
+    public func lengthCut(everyKeyframe gop: Double) -> Double? {
+        guard let duration, !atClock else { return nil }
+        return (duration / gop - Self.roundingSlack).rounded(.up) * gop
+    }
+
+    /// What a quotient of two decimals may be off by in a double (3 / 1.5 must stay 2).
+    private static let roundingSlack = 1e-9
+
     /// The duration in microseconds, which the cut compares with exactly.
     var durationMicroseconds: Int64? { duration.map { Int64(($0 * 1_000_000).rounded()) } }
 }

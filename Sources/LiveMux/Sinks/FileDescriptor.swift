@@ -31,8 +31,9 @@ struct FileDescriptor: Sendable {
         do {
             return try open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_EXCL)
         } catch where error.errno == EEXIST {
-            // A device or FIFO (/dev/null, a named pipe) is written, not overwritten.
-            guard let kind = try? FileKind(path: path), kind != .regular else { return nil }
+            // A device or FIFO (/dev/null, a named pipe), or stdout the shell redirected, is
+            // written, not overwritten.
+            guard let kind = try? FileKind(path: path), kind != .regular || FileKind.isStandardOutput(path) else { return nil }
             do {
                 return try open(path, O_WRONLY | O_CLOEXEC)
             } catch {
@@ -73,11 +74,21 @@ struct FileDescriptor: Sendable {
     /// exists (read-only, with -y), else its directory.
     private static func hint(_ code: Int32, _ path: String) -> String {
         switch code {
-        case ENOENT: return " (create the directory first)"
+        case ENOENT:
+            // A directory that exists and still says ENOENT makes no files (/proc, /sys).
+            let directory = path.lastIndex(of: "/").map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
+            var info = stat()
+            if (try? syscall(where: "lstat") { lstat(path, &info) }) != nil {
+                return " (it is a link to a place whose directory does not exist: create that directory, or remove the link)"
+            }
+            guard (try? syscall(where: "stat") { stat(directory, &info) }) != nil, info.st_mode & S_IFMT == S_IFDIR else {
+                return " (create the directory first)"
+            }
+            return " (\(directory) exists but takes no new files: choose a directory on a disk)"
         case EROFS: return " (the file system is read-only: choose a directory on another)"
         case EACCES, EPERM:
             var info = stat()
-            if lstat(path, &info) == 0 { return " (the file exists and is not writable: change its permissions, or choose another name)" }
+            if (try? syscall(where: "lstat") { lstat(path, &info) }) != nil { return " (the file exists and is not writable: change its permissions, or choose another name)" }
             return " (its directory is not writable: choose a writable directory)"
         default: return ""
         }
