@@ -102,9 +102,9 @@ final class ContainerWriter: @unchecked Sendable {
     }
 
     /// How many ticks a segment's audio is moved (0 or ±1; see `nudge`), fixed by its first packet.
-    private var audioNudge: Int64?
+    @exclusivity(unchecked) private var audioNudge: Int64?
     /// A segment's video frame period (µs), from its first frame.
-    private var framePeriod: Double?
+    @exclusivity(unchecked) private var framePeriod: Double?
 
     /// A segment's audio starts after its keyframe, by what the audio packet across the cut
     /// leaves; FFmpeg's ASF reader gives video no PTS and starts the file at the audio. Where that
