@@ -1,10 +1,11 @@
 import Foundation
 import FFmpeg
 
-/// The live pipeline: capture threads → encoders → a `MuxSession` (mux queue, mux thread, outputs).
-/// When files, stdout or viewers sit beside a URL output whose bit rate follows its link, they get
-/// a video encode and a session of their own at `--vbitrate` (`encodesApart`): a failing push
-/// never degrades the local recording.
+/// The live pipeline: capture threads → encoders → `MuxSession`s (mux queue, mux thread, outputs).
+/// Outputs that ask for the same encode settings share one encode and one session; each distinct
+/// setting gets an encode (a lane) of its own, and files, stdout or viewers beside a URL output
+/// whose bit rate follows its link get one at the bit rate asked for, so a failing push never
+/// degrades the local recording (`EncodePlan`).
 ///
 /// `init` does everything that can fail on bad input — opening the sources, the encoders and the
 /// muxers, and creating the output files — so a bad configuration is refused before anything is
@@ -19,8 +20,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     /// What sits between the sources and the encoders (mix, composition, filters, level meters).
     private let stages: SourceStages
     private let encoderThreads: [EncoderThread]
-    /// The first runs the producers and measures the recording; a second, if any, is the URL
-    /// outputs' with their own video encode.
+    /// One per distinct pair of encodes the outputs ask for (`EncodePlan`): the first runs the
+    /// producers and measures the recording.
     private let sessions: [MuxSession]
     private var session: MuxSession { sessions[0] }
     /// Every output in the order given, for the last line of their fates.
@@ -33,10 +34,11 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     private var started = false
 
     /// - Parameter report: receives warnings (an output that stopped while others go on).
-    public init(_ config: RecordConfiguration, quiet: Bool = false,
+    public init(_ configuration: RecordConfiguration, quiet: Bool = false,
                 report given: @escaping @Sendable (String) -> Void = { _ in }) throws {
         LogLevel.applyChosen()
-        try Self.validate(config)
+        try Self.validate(configuration)
+        let config = EncodePlan.promotingCommonEncoding(configuration)
         let statistics = Statistics()
         self.statistics = statistics
         // Every warning is also kept, for `--stats` and the dashboard.
@@ -57,11 +59,9 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         // packet, and so takes a core from the video encoder less often.
         let unpaced = !sources.contains { $0.isLive || $0.isPaced }
         let adaptive = Self.adaptiveBitrate(config, report: report)
-        var outputs = config.outputs
-        outputs.sendBufferBytes = Self.sendBufferBytes(config)
-        // The session that measures comes first: the local outputs' when they are apart.
-        let split = outputs.splitByNetwork
-        let outputGroups = Self.encodesApart(config, adaptive: adaptive) ? [split.local, split.network] : [outputs]
+        let plan = EncodePlan(video: wantVideo ? config.video : nil, audio: wantAudio ? config.audio : nil,
+                              outputs: config.outputs, adaptive: adaptive != nil)
+        let outputGroups = Self.sessionOutputs(config, plan)
         let queues = outputGroups.map { _ in
             MuxQueue(streams: kinds, capacity: config.queueCapacity, singleProducer: sources.count == 1 && kinds.count > 1,
                      wakeBatch: unpaced ? 16 : 1, startAtZero: true)
@@ -77,12 +77,25 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         if let size = graphs.videoOutputSize, config.video.width == nil {
             (videoFormat!.width, videoFormat!.height) = (size.width & ~1, size.height & ~1)
         }
-        // One encode per session; only the one whose outputs are URLs follows the link.
-        let lanes = try videoFormat.map { format in
-            try zip(outputGroups, queues).enumerated().map { i, group in
-                try VideoLane(settings: config.video, format: format, queue: group.1,
-                              adaptive: group.0.primaryNetworkURL != nil ? adaptive : nil, session: i,
-                              statistics: statistics, quiet: quiet)
+        // One encode per distinct setting, each feeding the sessions that use it; only the first
+        // URL output's (and those that ask the same) follows the link.
+        let tee = { (uses: (EncodePlan.Session) -> Bool) in
+            let feeds = plan.sessions.indices.filter { uses(plan.sessions[$0]) }
+            return PacketTee(queues: feeds.map { queues[$0] }, sessions: feeds, statistics: statistics)
+        }
+        let lanes: [VideoLane] = try videoFormat.map { base in
+            try plan.videoEncodes.enumerated().map { i, encode in
+                let settings = encode.settings
+                var format = base
+                if let w = settings.width, let h = settings.height { (format.width, format.height) = (w, h) }
+                if let fps = settings.fps { format.fps = fps }
+                return try VideoLane(settings: settings, format: format, tee: tee { $0.video == i },
+                                     adaptive: encode.adapts ? adaptive : nil, statistics: statistics, quiet: quiet)
+            }
+        } ?? []
+        let audioLanes: [AudioLane] = try audioFormat.map { format in
+            try plan.audioEncodes.enumerated().map { i, settings in
+                try AudioLane(settings: settings, format: format, tee: tee { $0.audio == i }, statistics: statistics)
             }
         } ?? []
         // Frames for the dashboard's snapshot, when there is a dashboard.
@@ -90,21 +103,20 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         let video = videoFormat.map { VideoEncoder(format: $0, lanes: lanes, timeline: timeline, statistics: statistics, duration: config.duration,
                                                    segments: config.outputs.segments, frames: frames) }
         let audio = try audioFormat.map {
-            try AudioEncoder(settings: config.audio, format: $0, timeline: timeline, queues: queues, statistics: statistics, duration: config.duration)
+            try AudioEncoder(settings: config.audio, format: $0, timeline: timeline, lanes: audioLanes, statistics: statistics, duration: config.duration)
         }
-        let audioStream = try audio?.streamDescription()
         let stages = try SourceStages(opened, graphs: graphs, audioFormat: audioFormat, video: video, audio: audio, live: !unpaced)
-        // The outputs in the order given, before each session names its own (local first).
+        // The outputs in the order given, before each session names its own.
         statistics.outputsGiven(config.outputs.destinations.map(\.destination.description))
         // Live (pipe) ASF gets small packets: a payload waits in the open ASF packet until later
         // ones fill it, so 1400 bytes instead of 3200 cut that wait (docs/latency.md).
         sessions = try outputGroups.indices.map { i in
             var streams: [ContainerWriter.StreamDescription] = []
-            if !lanes.isEmpty { streams.append(try lanes[i].streamDescription()) }
-            if let audioStream { streams.append(audioStream) }
+            if let v = plan.sessions[i].video, !lanes.isEmpty { streams.append(try lanes[v].streamDescription()) }
+            if let a = plan.sessions[i].audio, !audioLanes.isEmpty { streams.append(try audioLanes[a].streamDescription()) }
             return try MuxSession(queue: queues[i], outputs: outputGroups[i], streams: streams,
                                   streamingASFPacketSize: MuxSession.liveASFPacketSize, statistics: statistics, index: i,
-                                  adaptive: adaptive, report: report)
+                                  adaptive: plan.sessions[i].video.map { plan.videoEncodes[$0].adapts } == true ? adaptive : nil, report: report)
         }
         outputNames = config.outputs.destinations.map(\.destination.description)
         // Video encodes on a thread of its own, overlapping capture; audio is cheap enough to
@@ -127,7 +139,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         self.adaptive = adaptive
         videoBitRate = wantVideo ? config.video.bitRate : 0
         // Weak: the session's server holds this closure, and the pipeline holds the session.
-        session.attachDashboard(statistics: { [weak self] in self?.statisticsSnapshot ?? StatisticsSnapshot() }, frames: frames)
+        for s in sessions { s.attachDashboard(statistics: { [weak self] in self?.statisticsSnapshot ?? StatisticsSnapshot() }, frames: frames) }
     }
 
     /// Frames a live video device may get ahead of its encoder (a quarter second at 30 fps; at
@@ -139,26 +151,33 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     static let sendBufferSeconds = 0.25
     static let minimumSendBuffer = 16 * 1024
 
-    static func sendBufferBytes(_ c: RecordConfiguration) -> Int {
-        let bits = (c.recordVideo ? c.video.bitRate : 0) + (c.recordAudio ? c.audio.bitRate : 0)
-        return max(minimumSendBuffer, Int(Double(bits) / 8 * sendBufferSeconds))
+    static func sendBufferBytes(videoBitRate: Int, audioBitRate: Int) -> Int {
+        max(minimumSendBuffer, Int(Double(videoBitRate + audioBitRate) / 8 * sendBufferSeconds))
     }
 
-    /// The shared bit rate when the video should follow the primary network output: H.264 only
-    /// (FFmpeg 5.1's libx265 wrapper never calls x265_encoder_reconfig), said once for HEVC.
+    /// Each session's outputs, as `plan` groups them: the HTTP server goes with the live
+    /// viewers' session (or the first, when it serves only the dashboard), and each TCP output's
+    /// kernel buffer is sized from its own session's bit rates.
+    static func sessionOutputs(_ c: RecordConfiguration, _ plan: EncodePlan) -> [Outputs] {
+        plan.sessions.enumerated().map { i, session in
+            var o = c.outputs
+            o.destinations = session.destinations.map { c.outputs.destinations[$0] }
+            if !(session.viewers || (!c.outputs.servesViewers && i == 0)) { o.listen = nil }
+            o.sendBufferBytes = sendBufferBytes(videoBitRate: session.video.map { plan.videoEncodes[$0].settings.bitRate } ?? 0,
+                                                audioBitRate: session.audio.map { plan.audioEncodes[$0].bitRate } ?? 0)
+            return o
+        }
+    }
+
+    /// The bit rate that follows the primary (first URL) output's link, at that output's settings:
+    /// H.264 only (FFmpeg 5.1's libx265 wrapper never calls x265_encoder_reconfig), said once for HEVC.
     static func adaptiveBitrate(_ c: RecordConfiguration, report: @Sendable (String) -> Void) -> AdaptiveBitrate? {
-        guard c.recordVideo, c.video.adaptiveBitRate, c.outputs.primaryNetworkURL != nil else { return nil }
-        guard c.video.codec == .h264 else {
+        guard c.recordVideo, c.video.adaptiveBitRate, let primary = EncodePlan.primaryVideo(c.video, outputs: c.outputs) else { return nil }
+        guard primary.codec == .h264 else {
             report("HEVC's bit rate cannot follow the network: FFmpeg 5.1's libx265 cannot change it mid-stream, so a network output that falls behind drops video to the next keyframe instead (--no-adaptive-bitrate: no warning)")
             return nil
         }
-        return AdaptiveBitrate(maximum: c.video.bitRate, minimum: c.video.effectiveMinimumBitRate)
-    }
-
-    /// Whether files, stdout and viewers get a video encode of their own at `--vbitrate`: there
-    /// are some beside a URL output whose bit rate adapts, and `sharedEncode` does not say otherwise.
-    static func encodesApart(_ c: RecordConfiguration, adaptive: AdaptiveBitrate?) -> Bool {
-        adaptive != nil && !c.video.sharedEncode && c.outputs.hasLocalOutput
+        return AdaptiveBitrate(maximum: primary.bitRate, minimum: min(primary.effectiveMinimumBitRate, primary.bitRate))
     }
 
     /// Refuses what cannot work, with a message that says what would.
@@ -202,8 +221,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     }
 
     /// `livemux serve`: the URLs viewers can open (with the port bound, if 0 was asked for).
-    public var viewerURLs: [String] { session.viewerURLs }
-    public var dashboardURL: String? { session.dashboardURL }
+    public var viewerURLs: [String] { sessions.flatMap(\.viewerURLs) }
+    public var dashboardURL: String? { sessions.lazy.compactMap(\.dashboardURL).first }
 
     public var statisticsSnapshot: StatisticsSnapshot {
         var s = statistics.snapshot

@@ -12,9 +12,9 @@ final class Statistics: Sendable {
     private let outputs = Locked(StatisticsSnapshot())
     private let started = Timestamp.monotonicMicroseconds()
     /// The session whose packets are the recording's (video packets out, media time, bytes muxed,
-    /// latency, late drops): the first, until every output of it stopped, then the next, so the
-    /// numbers go on with the URL outputs when the local ones are gone.
-    private let measuringSession = Locked(0)
+    /// latency, late drops): the first, until every output of it stopped, then the next still
+    /// writing, so the numbers go on with the outputs that do.
+    private let measuringSession = Locked((measuring: 0, stopped: Set<Int>()))
 
     private func updateStream(_ s: StreamKind, _ body: (inout StreamStatistics) -> Void) {
         inputs.withLock { if s == .video { body(&$0.video) } else { body(&$0.audio) } }
@@ -24,9 +24,14 @@ final class Statistics: Sendable {
 
     /// Whether `session`'s packets are the recording's now (a video lane asks per packet, a mux
     /// thread once a batch).
-    func measures(_ session: Int) -> Bool { measuringSession.withLock { $0 == session } }
-    /// Every output of `session` stopped: if it measured, the next session does from now on.
-    func sessionStopped(_ session: Int) { measuringSession.withLock { if $0 == session { $0 = session + 1 } } }
+    func measures(_ session: Int) -> Bool { measuringSession.withLock { $0.measuring == session } }
+    /// Every output of `session` stopped: if it measured, the next session still writing does from now on.
+    func sessionStopped(_ session: Int) {
+        measuringSession.withLock { m in
+            m.stopped.insert(session)
+            while m.stopped.contains(m.measuring) { m.measuring += 1 }
+        }
+    }
 
     func countInput(_ s: StreamKind) { updateStream(s) { $0.framesIn += 1 } }
     func countDropped(_ s: StreamKind, _ n: Int = 1) { updateStream(s) { $0.dropped += n } }

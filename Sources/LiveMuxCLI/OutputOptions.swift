@@ -187,6 +187,12 @@ struct OutputOptions {
         return address
     }
 
+    /// The `-o` given last so far (its index among them, and its name as said in messages), for
+    /// the options that follow it and belong to it.
+    var lastNamed: (index: Int, name: String)? {
+        named.last.map { (named.count - 1, Destination.parse($0.name).description) }
+    }
+
     /// Listens where `serve` does unless `--listen` says otherwise.
     mutating func listenByDefault() { outputs.listen = ListenAddress(port: 8080) }
 

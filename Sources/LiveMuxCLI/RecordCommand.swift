@@ -60,6 +60,9 @@ struct RecordCommand {
       --channels N          1 or 2 (default: the source's, more mixed down to 2; 2 for the tone)
       --abitrate BPS        bit rate (default: 128k)
 
+    PER OUTPUT
+    \(EncodingOptions.help)
+
     OUTPUT
     \(OutputOptions.help)
       -t SECONDS            stop after this much media (default: until SIGINT or SIGTERM)
@@ -117,22 +120,19 @@ struct RecordCommand {
         var reader = ArgumentReader(arguments)
         var sources = SourceOptions()
         var outputs = OutputOptions()
+        var encoding = EncodingOptions()
         var gopGiven = false
         if serving { outputs.listenByDefault() }
         while let opt = try reader.nextOption() {
             if try outputs.take(opt, from: &reader, listen: serving) { continue }
             if try sources.take(opt, from: &reader) { continue }
+            if try encoding.take(opt, from: &reader, output: outputs.lastNamed, into: &c) { continue }
             switch opt.name {
             case "--no-video": c.recordVideo = false
             case "--no-audio": c.recordAudio = false
             case "--no-realtime": c.realtime = false
             case "--device-timeout": c.deviceTimeout = try Values.seconds(try reader.value(for: opt), option: opt.name)
             case "--realtime": c.realtime = true
-            case "--vcodec", "-c:v": c.video.codec = try Values.choice(try reader.value(for: opt), option: opt.name, as: VideoCodec.self)
-            case "--size", "-s":
-                (c.video.width, c.video.height) = try Values.size(try reader.value(for: opt), option: opt.name)
-            case "--fps", "-r": c.video.fps = try Values.frameRate(try reader.value(for: opt), option: opt.name)
-            case "--vbitrate", "-b:v": c.video.bitRate = try Values.bitRate(try reader.value(for: opt), option: opt.name)
             case "--min-vbitrate": c.video.minimumBitRate = try Values.bitRate(try reader.value(for: opt), option: opt.name)
             case "--no-adaptive-bitrate": c.video.adaptiveBitRate = false
             case "--shared-encode": c.video.sharedEncode = true
@@ -152,7 +152,6 @@ struct RecordCommand {
                 }
                 c.audio.sampleRate = rate
             case "--channels", "-ac": c.audio.channels = try Values.integer(try reader.value(for: opt), option: opt.name, range: 1...2)
-            case "--abitrate", "-b:a": c.audio.bitRate = try Values.bitRate(try reader.value(for: opt), option: opt.name)
             case "-t", "--duration": c.duration = try Values.seconds(try reader.value(for: opt), option: opt.name)
             case "--stats":
                 let path = try reader.value(for: opt)
@@ -166,9 +165,6 @@ struct RecordCommand {
             }
         }
         if !c.recordVideo && !c.recordAudio { throw UsageError("--no-video and --no-audio together leave nothing to record") }
-        if let floor = c.video.minimumBitRate, floor > c.video.bitRate {
-            throw UsageError("--min-vbitrate \(floor) is above --vbitrate \(c.video.bitRate): give a floor at or below the bit rate")
-        }
         try sources.finish(into: &c)
         // Output files must not be the inputs (a device or lavfi graph is not a file).
         let inputFiles = ([c.input].compactMap { $0 } + c.videoSources + c.audioSources).filter { $0.format == nil }.map(\.url)
@@ -177,6 +173,15 @@ struct RecordCommand {
             try outputs.checkSideFile(path, option: "--stats", inputs: inputFiles, example: "stats.jsonl")
         }
         c.outputs = outputs.outputs
+        encoding.apply(to: &c.outputs)
+        if let floor = c.video.minimumBitRate {
+            // The floor is the adaptive bit rate's, which follows the first URL output at its own rate.
+            let primary = c.outputs.destinations.first(where: \.destination.isNetwork)
+            let rate = primary?.encoding.applied(to: c.video).bitRate ?? c.video.bitRate
+            if floor > rate {
+                throw UsageError("--min-vbitrate \(floor) is above --vbitrate \(rate)\(primary.map { " of \($0.destination)" } ?? ""): give a floor at or below the bit rate")
+            }
+        }
         cmd.overwriteStats = c.outputs.overwriteFiles
         cmd.warnings += outputs.warnings
         if let policy = c.outputs.segments?.policy {

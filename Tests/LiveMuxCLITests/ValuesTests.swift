@@ -79,7 +79,7 @@ final class ValuesTests: XCTestCase {
     }
 
     func testRecordOptions() throws {
-        let c = try RecordCommand.parse(["-o", "a.asf", "-o", "b", "-f", "flv", "--fps", "25", "-t", "3"]).configuration
+        let c = try RecordCommand.parse(["--fps", "25", "-o", "a.asf", "-o", "b", "-f", "flv", "-t", "3"]).configuration
         XCTAssertEqual(c.outputs.destinations, [OutputSpec(destination: .file("a.asf"), format: .asf),
                                    OutputSpec(destination: .file("b"), format: .flv)])
         XCTAssertEqual(c.video.fps, FrameRate(25))
@@ -93,6 +93,34 @@ final class ValuesTests: XCTestCase {
                        "taken with H.264 too, where it changes nothing")
         XCTAssertThrowsError(try RecordCommand.parse(["--flv-hevc", "hvc1", "-o", "a.flv"]))
         XCTAssertEqual(try MuxCommand.parse(["--video", "v.hevc", "--flv-hevc", "codec12", "-o", "a.flv"]).configuration.outputs.flvHEVC, .codec12)
+    }
+
+    /// ffmpeg's rule: an encode option after an -o is that output's; before any, every output's;
+    /// a second in one place is refused, not silently the last.
+    func testEncodeOptionsAfterAnOutputAreThatOutputsAndNeverGivenTwiceInOnePlace() throws {
+        let c = try RecordCommand.parse(["--vbitrate", "3M", "--abitrate", "96k", "-o", "a.flv", "-o", "rtmp://h/live/KEY",
+                                         "--vbitrate", "800k", "--size", "854x480", "--fps", "15", "--vcodec", "h264", "-b:a", "64k",
+                                         "-o", "c.asf", "-r", "25"]).configuration
+        XCTAssertEqual(c.video.bitRate, 3_000_000)
+        XCTAssertEqual(c.audio.bitRate, 96_000)
+        XCTAssertTrue(c.outputs.destinations[0].encoding.isEmpty)
+        let push = c.outputs.destinations[1].encoding
+        XCTAssertEqual([push.videoBitRate, push.width, push.height, push.audioBitRate], [800_000, 854, 480, 64_000])
+        XCTAssertEqual(push.fps, FrameRate(15))
+        XCTAssertEqual(push.videoCodec, .h264)
+        XCTAssertEqual(c.outputs.destinations[2].encoding.fps, FrameRate(25))
+        XCTAssertEqual(c.outputs.destinations[2].encoding.videoBitRate, nil)
+        for twice in [["--vbitrate", "1M", "--vbitrate", "2M", "-o", "a.flv"], ["-o", "a.flv", "--size", "640x360", "-s", "320x240"],
+                      ["-o", "rtmp://h/live/KEY", "-b:v", "1M", "--vbitrate", "2M"]] {
+            XCTAssertThrowsError(try RecordCommand.parse(twice), "\(twice)") { error in
+                let message = "\(error)"
+                XCTAssertTrue(message.contains("given twice"), message)
+                XCTAssertFalse(message.contains("KEY"), "the stream key is masked: \(message)")
+            }
+        }
+        XCTAssertNoThrow(try RecordCommand.parse(["--vbitrate", "1M", "-o", "a.flv", "--vbitrate", "2M", "-o", "b.flv", "--vbitrate", "3M"]))
+        XCTAssertThrowsError(try RecordCommand.parse(["--min-vbitrate", "900k", "-o", "a.flv", "-o", "rtmp://h/live/k", "--vbitrate", "800k"]),
+                             "the floor is above the adapting push's bit rate")
     }
 
     func testSourceSpecs() {

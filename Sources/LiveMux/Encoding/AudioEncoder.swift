@@ -4,19 +4,18 @@ import FFmpeg
 /// trims what was captured before the timeline's start sample-accurately (or, when its first
 /// sample came after the start, puts silence before it from zero), collects whole encoder frames
 /// in a FIFO, and stamps every frame from the running sample count, so no rate drifts by
-/// rounding. Runs on its capture thread.
+/// rounding; each frame goes to every lane (one encode per bit rate the outputs ask for,
+/// `EncodePlan`). Runs on its capture thread.
 final class AudioEncoder: FrameConsumer, @unchecked Sendable {
     // Used by one capture thread only.
     let settings: AudioSettings
     /// The rate and channels encoded at; every source is resampled to them.
     let format: AudioFormat
-    private let encoder: Encoder
-    private let timeline: Timeline
-    /// Every packet goes to each of these (one per mux session: two when files keep their own
-    /// video encode beside an adapting URL output), until that queue is cancelled.
-    private let queues: [MuxQueue]
-    /// Which of `queues` still take packets.
+    /// One per audio encode; each feeds its mux sessions until they are cancelled.
+    private let lanes: [AudioLane]
+    /// Which of `lanes` still have a session that takes packets.
     private var open: [Bool]
+    private let timeline: Timeline
     private let statistics: Statistics
     /// Every frame to `format`, planar float (libswresample where it needs converting).
     private let converter: AudioConverter
@@ -36,29 +35,20 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
     private var gaveUpWaiting = false
     private var nextInputTime: Int64?
 
-    init(settings: AudioSettings, format: AudioFormat, timeline: Timeline, queues: [MuxQueue], statistics: Statistics,
+    init(settings: AudioSettings, format: AudioFormat, timeline: Timeline, lanes: [AudioLane], statistics: Statistics,
          duration: Double?) throws {
+        precondition(!lanes.isEmpty, "at least one audio lane")
         self.settings = settings
         self.format = format
         converter = AudioConverter(to: format)
-        var s = Encoder.Settings(codecName: settings.codec.encoderName, bitRate: settings.bitRate,
-                                 timeBase: Rational(1, Int32(format.sampleRate)))
-        s.sampleRate = format.sampleRate
-        s.channels = format.channels
-        s.sampleFormat = .floatPlanar
-        encoder = try Encoder(s)
-        frameSize = encoder.frameSize > 0 ? encoder.frameSize : CodecParameters.aacFrameSamples
+        self.lanes = lanes
+        open = lanes.map { _ in true }
+        frameSize = lanes[0].frameSize
         fifo = try AudioFIFO(format: .floatPlanar, channels: format.channels, sampleRate: format.sampleRate)
         self.timeline = timeline
-        self.queues = queues
-        open = queues.map { _ in true }
         self.statistics = statistics
         // A duration shorter than a sample still records the first AAC frame.
         sampleLimit = duration.map { max(1, Int64(($0 * Double(format.sampleRate)).rounded())) }
-    }
-
-    func streamDescription() throws -> ContainerWriter.StreamDescription {
-        .init(kind: .audio, parameters: try encoder.parameters(), timeBase: encoder.timeBase)
     }
 
     /// Takes one captured frame (`time`: µs on the capture clock of its first sample). Returns
@@ -168,8 +158,7 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
             guard let frame = try fifo.read(samples: frameSize) else { break }
             frame.pts = readSample
             readSample += Int64(frame.sampleCount)
-            try encoder.send(frame)
-            if try !drain(promising: !flushing) { return false }
+            if try !send(frame, promising: !flushing) { return false }
         }
         return true
     }
@@ -182,38 +171,26 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
         }
         isDone = true
         _ = try encodeReady(flushing: true)
-        try encoder.send(nil)
-        _ = try drain(promising: false)
-        queues.forEach { $0.end(.audio) }
+        _ = try send(nil, promising: false)
+        lanes.forEach { $0.end() }
     }
 
-    /// Queues what the encoder has ready. `promising`: every frame sent so far was a whole
-    /// `frameSize` frame, stamped from the sample count, so the encoder's packets are contiguous and
-    /// the next one starts `frameSize` samples after this one; the mux queue may rely on that
-    /// (`EncodedPacket.nextDTSAtLeast`). A packet that leaves only while flushing promises nothing:
-    /// the last frame may be short.
-    private func drain(promising: Bool) throws -> Bool {
-        while case .value(let packet) = try encoder.receive() {
-            // The encoder's priming packet lies before the start of the timeline: never negative.
-            if packet.pts < 0 { continue }
-            if packet.duration <= 0 { packet.duration = Int64(frameSize) }
-            while captureTimes.count > 1, captureTimes[1].sample <= packet.pts { captureTimes.removeFirst() }
-            statistics.countEncoded(.audio, bytes: packet.size)
-            let captured = captureTimes.first?.time ?? lastCaptureTime
-            let next = promising ? packet.dts + Int64(frameSize) : nil
-            for (i, queue) in queues.enumerated() where open[i] {
-                // The last queue takes the packet itself; the others a reference to its data.
-                let copy = i == queues.count - 1 ? packet : try packet.reference()
-                if !queue.push(EncodedPacket(stream: .audio, packet: copy, timeBase: encoder.timeBase, captureTime: captured,
-                                             nextDTSAtLeast: next)) {
-                    open[i] = false  // that queue was cancelled: its outputs want nothing more
-                }
-            }
-            if !open.contains(true) {
-                isDone = true
-                return false
-            }
+    /// Sends a frame (nil: the flush) to every lane still open; false once none is.
+    private func send(_ frame: Frame?, promising: Bool) throws -> Bool {
+        for i in lanes.indices where open[i] {
+            open[i] = try lanes[i].encode(frame, promising: promising, captured: captureTime(at:))
+        }
+        if !open.contains(true) {
+            isDone = true
+            return false
         }
         return true
+    }
+
+    /// When the samples at timeline index `sample` were captured: the packets of every lane come
+    /// in the same order, so what lies before the first one asked for is no longer needed.
+    private func captureTime(at sample: Int64) -> Int64 {
+        while captureTimes.count > 1, captureTimes[1].sample <= sample { captureTimes.removeFirst() }
+        return captureTimes.first?.time ?? lastCaptureTime
     }
 }

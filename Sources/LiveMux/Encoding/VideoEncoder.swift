@@ -1,19 +1,20 @@
 import FFmpeg
 
 /// Turns captured video frames into encoded packets on the shared timeline: places each frame on
-/// the output frame grid, converts it with libswscale, and hands it to each of its lanes (an
-/// encode and its mux queue: one, or two when files keep `--vbitrate` beside an adapting URL
-/// output). Runs on the video encoder's thread.
+/// the recording's frame grid, converts it with libswscale once per size its lanes encode at, and
+/// hands it to each lane (an encode and the mux sessions it feeds: one per distinct codec, size,
+/// rate and bit rate the outputs ask for, and one apart for an adapting URL output; `EncodePlan`).
+/// Runs on the video encoder's thread.
 final class VideoEncoder: FrameConsumer, @unchecked Sendable {
     // Used by one thread only.
-    /// The size and rate encoded at (the frame grid is 1/fps).
+    /// The recording's size and rate (the frame grid is 1/fps); a lane may encode another.
     let format: VideoFormat
     private let lanes: [VideoLane]
     private let timeline: Timeline
     private let statistics: Statistics
     /// The dashboard's snapshot takes a frame from here when it wants one.
     private let frames: FrameTap?
-    private var scaler: Scaler?
+    private let scaler = PictureScaler()
     private let frameLimit: Int64?
     private var lastPTS: Int64 = -1
     private var lastCorrection: Int64 = 0
@@ -69,22 +70,23 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
         // A drift correction forward leaves a slot empty: this frame fills it too.
         let firstSlot = steppedForward && lastPTS >= 0 && pts - lastPTS == 2 ? lastPTS + 1 : pts
         lastPTS = pts
-        let input: Frame
-        if frame.width == format.width, frame.height == format.height, frame.format == PixelFormat.yuv420p.rawValue {
-            input = frame
-        } else {
-            if scaler == nil || !scaler!.accepts(frame) {
-                scaler = try Scaler(fromWidth: frame.width, height: frame.height, format: frame.format,
-                                    toWidth: format.width, height: format.height, format: .yuv420p)
-            }
-            input = try scaler!.scale(frame)
+        // Each size once, from the frame as captured.
+        var pictures: [(width: Int, height: Int, frame: Frame)] = []
+        let inputs = try lanes.map { lane in
+            let (w, h) = (lane.format.width, lane.format.height)
+            if let p = pictures.first(where: { $0.width == w && $0.height == h }) { return p.frame }
+            let picture = try scaler.picture(of: frame, width: w, height: h)
+            pictures.append((w, h, picture))
+            return picture
         }
-        frames?.offer(input)
+        if let first = inputs.first { frames?.offer(first) }
         lanes.forEach { $0.followBitRate() }
         for slot in firstSlot...pts {
             if slot < pts { statistics.countDuplicated(.video) }
             let keyframe = forcesKeyframe(at: slot)
-            for lane in lanes { try lane.encode(input, pts: slot, capturedAt: wallTime, keyframe: keyframe) }
+            for (lane, input) in zip(lanes, inputs) {
+                try lane.encode(input, slot: slot, of: format.fps, capturedAt: wallTime, keyframe: keyframe)
+            }
         }
         // Every lane's mux queue was cancelled: nothing more is wanted.
         if lanes.allSatisfy(\.isDone) { isDone = true }

@@ -1,27 +1,31 @@
 import FFmpeg
 
-/// One encode of the placed video frames and the mux queue its packets go to. A recording has
-/// one; with files beside an adapting URL output it has two — the files keep `--vbitrate` while
-/// the URL outputs' encode follows the link (`Pipeline.encodesApart`). Used by the video
-/// encoder's thread only.
+/// One video encode of the placed frames (a codec, size, rate and bit rate that some outputs
+/// asked for) and the mux sessions its packets go to (`PacketTee`). Frames come placed on the
+/// recording's frame grid; a lane at another rate places each on its own grid, dropping frames
+/// that land on a slot already filled and repeating one into slots left empty. Its bit rate may
+/// follow the first URL output's link (`adaptive`). Used by the video encoder's thread only.
 final class VideoLane {
+    /// The size and rate this lane encodes at.
+    let format: VideoFormat
     private let encoder: Encoder
-    private let queue: MuxQueue
-    /// The bit rate the primary network output asks for; nil: a constant `--vbitrate`.
+    private let tee: PacketTee
+    /// The bit rate the primary network output asks for; nil: a constant bit rate.
     private let adaptive: AdaptiveBitrate?
-    /// The session its queue feeds: its packets are the recording's in the statistics while that
-    /// session measures (`Statistics.measures`: the first, until every output of it stopped).
-    private let session: Int
     private let statistics: Statistics
     private var captureTimes: [Int64: Int64] = [:]
-    /// Its mux queue was cancelled (every output of it stopped): nothing more is wanted.
+    /// The last slot of this lane's grid encoded (-1: none yet).
+    private var lastSlot: Int64 = -1
+    /// A keyframe was asked for on a frame this lane's rate dropped: the next frame is one.
+    private var keyframeOwed = false
+    /// Every session it feeds was cancelled (every output of them stopped): nothing more is wanted.
     private(set) var isDone = false
 
     /// VBV buffer, in seconds of the bit rate: libx264 takes a new rate only with VBV on.
     static let vbvSeconds = 0.25
 
-    init(settings: VideoSettings, format: VideoFormat, queue: MuxQueue, adaptive: AdaptiveBitrate?, session: Int,
-         statistics: Statistics, quiet: Bool) throws {
+    init(settings: VideoSettings, format: VideoFormat, tee: PacketTee, adaptive: AdaptiveBitrate?, statistics: Statistics,
+         quiet: Bool) throws {
         var s = Encoder.Settings(codecName: settings.codec.encoderName, bitRate: settings.bitRate,
                                  timeBase: format.fps.frameDuration)
         s.width = format.width
@@ -41,9 +45,9 @@ final class VideoLane {
         case .hevc: s.options.append(("x265-params", "repeat-headers=1:bframes=0:log-level=\(quiet ? "none" : "error")"))
         }
         encoder = try Encoder(s)
-        self.queue = queue
+        self.format = format
+        self.tee = tee
         self.adaptive = adaptive
-        self.session = session
         self.statistics = statistics
     }
 
@@ -58,13 +62,37 @@ final class VideoLane {
         encoder.setBitRate(rate, maxRate: rate, bufferSize: Int(Double(rate) * Self.vbvSeconds))
     }
 
-    /// Encodes `frame` at grid slot `pts` (a keyframe if asked) and queues what the encoder has ready.
-    func encode(_ frame: Frame, pts: Int64, capturedAt wallTime: Int64, keyframe: Bool = false) throws {
+    /// Encodes `frame` (already at this lane's size) placed at slot `slot` of the recording's
+    /// grid `grid` (a keyframe if asked), and queues what the encoder has ready.
+    func encode(_ frame: Frame, slot: Int64, of grid: FrameRate, capturedAt wallTime: Int64, keyframe: Bool = false) throws {
         guard !isDone else { return }
-        frame.pts = pts
-        captureTimes[pts] = wallTime
-        try encoder.send(frame, keyframe: keyframe)
-        try drain()
+        let own = grid == format.fps ? slot : Self.slot(of: slot, on: grid, at: format.fps)
+        guard own > lastSlot else {
+            keyframeOwed = keyframeOwed || keyframe
+            return
+        }
+        // A faster lane repeats the frame into the slots between the recording's frames, never
+        // across a gap the recording itself left (at most one of its frames' worth).
+        let repeats = lastSlot < 0 ? 0 : min(own - lastSlot - 1, Self.slotsPerFrame(of: grid, at: format.fps) - 1)
+        for s in (own - repeats)...own {
+            frame.pts = s
+            captureTimes[s] = wallTime
+            try encoder.send(frame, keyframe: keyframe || keyframeOwed)
+            keyframeOwed = false
+            try drain()
+        }
+        lastSlot = own
+    }
+
+    /// The slot of this lane's grid that holds slot `slot` of the recording's: the last one that
+    /// starts at or before it, so a frame is never shown before it was captured.
+    private static func slot(of slot: Int64, on grid: FrameRate, at rate: FrameRate) -> Int64 {
+        slot * Int64(grid.denominator) * Int64(rate.numerator) / (Int64(grid.numerator) * Int64(rate.denominator))
+    }
+
+    /// How many of its own slots a lane at `rate` has per frame of the recording's `grid`, at least 1.
+    private static func slotsPerFrame(of grid: FrameRate, at rate: FrameRate) -> Int64 {
+        max(1, Int64((rate.framesPerSecond / grid.framesPerSecond).rounded(.up)))
     }
 
     /// Flushes the encoder and ends the stream.
@@ -73,18 +101,17 @@ final class VideoLane {
             try encoder.send(nil)
             try drain()
         }
-        queue.end(.video)
+        tee.end(.video)
     }
 
     private func drain() throws {
         while case .value(let packet) = try encoder.receive() {
             if packet.duration <= 0 { packet.duration = 1 }
             let captured = captureTimes.removeValue(forKey: packet.pts) ?? 0
-            if statistics.measures(session) { statistics.countEncoded(.video, bytes: packet.size) }
+            if tee.measures { statistics.countEncoded(.video, bytes: packet.size) }
             // Frames sit on the 1/fps grid, one per slot, in order (a drift step drops or repeats
             // whole frames), and nothing is reordered (no B-frames): the next DTS is a slot later.
-            if !queue.push(EncodedPacket(stream: .video, packet: packet, timeBase: encoder.timeBase, captureTime: captured,
-                                         nextDTSAtLeast: packet.dts + 1)) {
+            if try !tee.push(packet, stream: .video, timeBase: encoder.timeBase, captureTime: captured, nextDTSAtLeast: packet.dts + 1) {
                 isDone = true
                 return
             }

@@ -36,35 +36,18 @@ public struct Outputs: Sendable {
 
     public init() {}
 
-    /// The first URL output: the one the adaptive bit rate follows.
-    var primaryNetworkURL: String? {
-        for o in destinations { if case .network(let url) = o.destination { return url } }
-        return nil
-    }
-
-    /// The URL outputs apart from the rest (files, stdout, live viewers): each with these settings.
-    var splitByNetwork: (network: Outputs, local: Outputs) {
-        var network = self, local = self
-        network.destinations = destinations.filter(\.destination.isNetwork)
-        network.listen = nil
-        local.destinations = destinations.filter { !$0.destination.isNetwork }
-        return (network, local)
-    }
-
     /// The option that gives `listen`, for messages about the address: `--http` when only the
     /// dashboard is served.
     var addressOption: String { servesViewers ? "--listen" : "--http" }
-
-    /// Whether some output is not a URL: a file, stdout or live viewers.
-    var hasLocalOutput: Bool { (listen != nil && servesViewers) || destinations.contains { !$0.destination.isNetwork } }
 
     /// The warning for HEVC carried as Enhanced RTMP to rtmp(s):// outputs, else nil. FFmpeg 5.1's
     /// RTMP client announces no Enhanced RTMP capabilities in `connect`, so no server is known to
     /// take it, and one without it (nginx-rtmp 1.2) records and relays the audio only.
     public func enhancedRTMPWarning(video: VideoCodec?) -> String? {
-        guard video == .hevc, flvHEVC == .enhanced else { return nil }
+        guard let video, flvHEVC == .enhanced else { return nil }
         let rtmp = destinations.compactMap { o -> String? in
-            guard case .network(let url) = o.destination, url.lowercased().hasPrefix("rtmp") else { return nil }
+            guard case .network(let url) = o.destination, url.lowercased().hasPrefix("rtmp"),
+                  (o.encoding.videoCodec ?? video) == .hevc else { return nil }
             return o.destination.description
         }
         guard !rtmp.isEmpty else { return nil }
