@@ -28,10 +28,20 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     private let outputNames: [String]
     private let timeline: Timeline
     private var stopSignal: StopSignal { session.stopSignal }
-    private let statistics: Statistics
+    let statistics: Statistics
     private let adaptive: AdaptiveBitrate?
     private let videoBitRate: Int
     private var started = false
+    // What the control API reads and changes (Pipeline+JobControl).
+    /// Which encodes feed which outputs, and the outputs as given (with what each asked for).
+    let plan: EncodePlan
+    let outputSpecs: [OutputSpec]
+    /// Each video lane's size and rate, and where its bit rate comes from (nil: fixed).
+    let laneFormats: [VideoFormat]
+    let laneTargets: [BitRateTarget?]
+    /// Each audio source's live volume and mute; nil without the control API.
+    let gains: AudioGains?
+    let segments: SegmentPlan?
 
     /// - Parameter report: receives warnings (an output that stopped while others go on).
     public init(_ configuration: RecordConfiguration, quiet: Bool = false,
@@ -62,6 +72,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         let plan = EncodePlan(video: wantVideo ? config.video : nil, audio: wantAudio ? config.audio : nil,
                               outputs: config.outputs, adaptive: adaptive != nil)
         let outputGroups = Self.sessionOutputs(config, plan)
+        let controlled = config.outputs.controlAccess != nil
+        let gains = controlled && wantAudio ? AudioGains(count: opened.audio.count, initial: config.composition.gains) : nil
         let queues = outputGroups.map { _ in
             MuxQueue(streams: kinds, capacity: config.queueCapacity, singleProducer: sources.count == 1 && kinds.count > 1,
                      wakeBatch: unpaced ? 16 : 1, startAtZero: true)
@@ -73,7 +85,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         let audioFormat = wantAudio ? AudioFormat.resolve(config.audio, source: sourceFormat(.audio), report: report) : nil
         // Several sources of a kind, or filters: graphs between the sources and the encoders. A
         // graph that makes another size (side by side, a crop) sets the picture's, unless --size.
-        let graphs = try SourceGraphs(opened, composition: config.composition, videoFormat: videoFormat, audioFormat: audioFormat)
+        let graphs = try SourceGraphs(opened, composition: config.composition, videoFormat: videoFormat, audioFormat: audioFormat,
+                                      liveGains: gains != nil)
         if let size = graphs.videoOutputSize, config.video.width == nil {
             (videoFormat!.width, videoFormat!.height) = (size.width & ~1, size.height & ~1)
         }
@@ -83,14 +96,16 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
             let feeds = plan.sessions.indices.filter { uses(plan.sessions[$0]) }
             return PacketTee(queues: feeds.map { queues[$0] }, sessions: feeds, statistics: statistics)
         }
+        // With the control API, every lane's bit rate can be dialled.
         let lanes: [VideoLane] = try videoFormat.map { base in
             try plan.videoEncodes.enumerated().map { i, encode in
                 let settings = encode.settings
                 var format = base
                 if let w = settings.width, let h = settings.height { (format.width, format.height) = (w, h) }
                 if let fps = settings.fps { format.fps = fps }
-                return try VideoLane(settings: settings, format: format, tee: tee { $0.video == i },
-                                     adaptive: encode.adapts ? adaptive : nil, statistics: statistics, quiet: quiet)
+                let target: BitRateTarget? = encode.adapts ? adaptive : controlled ? BitRateDial(settings.bitRate) : nil
+                return try VideoLane(settings: settings, format: format, tee: tee { $0.video == i }, target: target,
+                                     statistics: statistics, quiet: quiet)
             }
         } ?? []
         let audioLanes: [AudioLane] = try audioFormat.map { format in
@@ -105,7 +120,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         let audio = try audioFormat.map {
             try AudioEncoder(settings: config.audio, format: $0, timeline: timeline, lanes: audioLanes, statistics: statistics, duration: config.duration)
         }
-        let stages = try SourceStages(opened, graphs: graphs, audioFormat: audioFormat, video: video, audio: audio, live: !unpaced)
+        let stages = try SourceStages(opened, graphs: graphs, audioFormat: audioFormat, video: video, audio: audio, gains: gains, live: !unpaced)
         // The outputs in the order given, before each session names its own.
         statistics.outputsGiven(config.outputs.destinations.map(\.destination.description))
         // Live (pipe) ASF gets small packets: a payload waits in the open ASF packet until later
@@ -134,12 +149,21 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         }
         self.opened = opened
         self.stages = stages
+        self.plan = plan
+        outputSpecs = config.outputs.destinations
+        laneFormats = lanes.map(\.format)
+        laneTargets = lanes.map(\.target)
+        self.gains = gains
+        segments = config.outputs.segments
         encoderThreads = videoConsumer.map { [$0] } ?? []
         self.timeline = timeline
         self.adaptive = adaptive
         videoBitRate = wantVideo ? config.video.bitRate : 0
         // Weak: the session's server holds this closure, and the pipeline holds the session.
-        for s in sessions { s.attachDashboard(statistics: { [weak self] in self?.statisticsSnapshot ?? StatisticsSnapshot() }, frames: frames) }
+        for s in sessions {
+            s.attachDashboard(statistics: { [weak self] in self?.statisticsSnapshot ?? StatisticsSnapshot() }, frames: frames)
+            s.attachControl(self)
+        }
     }
 
     /// Frames a live video device may get ahead of its encoder (a quarter second at 30 fps; at

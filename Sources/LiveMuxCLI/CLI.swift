@@ -21,6 +21,8 @@ public enum CLI {
                 try: livemux mux --video clip.h264 --audio clip.aac -o clip.flv
       devices   list the capture devices found (pulse, alsa, X displays, v4l2 cameras)
       report    read a recording back: streams, GOP, bit rate, interleaving; --svg timeline
+      ctl       change a running record or serve (mute, volume, an output's bit rate, a cut)
+                through its control API: livemux ctl --key-file key.txt list
 
     Run 'livemux help <command>' or 'livemux <command> --help' for the options of a command,
     'livemux --version' for the version, the FFmpeg libraries and the encoders found.
@@ -67,6 +69,11 @@ public enum CLI {
                 try ReportCommand.parse(rest).run()
                 return .success
             }
+        case "ctl":
+            return run(rest, help: CtlCommand.help) {
+                try CtlCommand.parse(rest).run()
+                return .success
+            }
         case "devices":
             return run(rest, help: DevicesCommand.help) {
                 try DevicesCommand.parse(rest).run()
@@ -78,7 +85,7 @@ public enum CLI {
         }
     }
 
-    static let commands = "record, serve, mux, report, devices"
+    static let commands = "record, serve, mux, report, devices, ctl"
 
     /// The help of one command, as its --help prints it; nil for an unknown command.
     static func commandHelp(_ command: String) -> String? {
@@ -88,6 +95,7 @@ public enum CLI {
         case "mux": return MuxCommand.help
         case "report": return ReportCommand.help
         case "devices": return DevicesCommand.help
+        case "ctl": return CtlCommand.help
         default: return nil
         }
     }

@@ -80,6 +80,12 @@ struct RecordCommand {
                             and /snapshot.jpg (the newest video frame; ?width=N).
                             Addresses as --listen of serve: loopback unless told otherwise;
                             a bare PORT means 127.0.0.1. serve's --listen serves them too.
+      --control-key-file FILE  serve the control API at /api on the --http server (serve: on
+                            --listen's): change the job while it runs (mute, volume, an
+                            output's bit rate, a segment cut). Every request carries
+                            Authorization: Bearer KEY, KEY being FILE's first line (16
+                            characters or more; FILE not readable by other users); a viewer
+                            key never grants control. livemux ctl is its client; docs/control.md
       -q                    no progress line, no warnings (serve: no viewer URLs); errors still show
       -v                    also show FFmpeg's own log
       -h, --help            this help
@@ -121,6 +127,7 @@ struct RecordCommand {
         var sources = SourceOptions()
         var outputs = OutputOptions()
         var encoding = EncodingOptions()
+        var control: ControlAccess?
         var gopGiven = false
         if serving { outputs.listenByDefault() }
         while let opt = try reader.nextOption() {
@@ -157,6 +164,12 @@ struct RecordCommand {
                 let path = try reader.value(for: opt)
                 guard !path.isEmpty else { throw UsageError("--stats needs a file name, or - for stderr") }
                 cmd.statsPath = path
+            case "--control-key-file":
+                let key = try SecretFile.firstLine(of: try reader.value(for: opt), option: "--control-key-file ", what: "the control key")
+                guard let access = ControlAccess(key: key) else {
+                    throw UsageError("--control-key-file: a control key needs at least \(ControlAccess.minimumKeyLength) characters (openssl rand -hex 16 makes a good one)")
+                }
+                control = access
             case "-q", "--quiet": cmd.quiet = true
             case "-v", "--verbose": cmd.verbose = true
             case "--queue-size": c.queueCapacity = try Values.integer(try reader.value(for: opt), option: opt.name, range: 1...100_000)
@@ -174,6 +187,12 @@ struct RecordCommand {
         }
         c.outputs = outputs.outputs
         encoding.apply(to: &c.outputs)
+        if let control {
+            guard c.outputs.listen != nil else {
+                throw UsageError("--control-key-file needs --http HOST:PORT: the control API is served on that server (serve: on --listen's)")
+            }
+            c.outputs.controlAccess = control
+        }
         if let floor = c.video.minimumBitRate {
             // The floor is the adaptive bit rate's, which follows the first URL output at its own rate.
             let primary = c.outputs.destinations.first(where: \.destination.isNetwork)

@@ -11,6 +11,9 @@ final class AudioMixer: FrameConsumer, @unchecked Sendable {
     private let encoder: FrameConsumer
     private let inputs: [AudioSourceInput]
     private let graph: ProcessingGraph?
+    /// Each source's live volume and mute (the control API's), applied before the graph; nil:
+    /// the gains are in the graph (`--volume`, `--mute`).
+    private let gains: AudioGains?
     private let converter: AudioConverter
     private var sampleRate: Rational { Rational(1, Int32(converter.format.sampleRate)) }
     /// How long (µs) the mix waits for another source's samples; nil waits until they are there
@@ -31,10 +34,13 @@ final class AudioMixer: FrameConsumer, @unchecked Sendable {
     /// (pulse: 10–25 ms), short against an AAC frame (21 ms) plus the encoder's own wait.
     static let liveWaitMicroseconds: Int64 = 40_000
 
-    init(encoder: FrameConsumer, format: AudioFormat, inputs: [AudioSourceInput], graph: ProcessingGraph?, live: Bool) throws {
+    init(encoder: FrameConsumer, format: AudioFormat, inputs: [AudioSourceInput], graph: ProcessingGraph?, gains: AudioGains? = nil,
+         live: Bool) throws {
+        precondition(gains == nil || graph != nil, "live gains go through a graph")
         self.encoder = encoder
         self.inputs = inputs
         self.graph = graph
+        self.gains = gains
         converter = AudioConverter(to: format)
         waitLimit = live ? Self.liveWaitMicroseconds : nil
         mixed = try Frame()
@@ -51,7 +57,8 @@ final class AudioMixer: FrameConsumer, @unchecked Sendable {
         let at = mixTime(following: time)
         let others = try inputs.map { try $0.take(at: at, count: count, deadline: deadline) }
         anchors.append((fed, time, wallTime))
-        for (i, input) in ([first] + others).enumerated() {
+        for (i, frame) in ([first] + others).enumerated() {
+            let input = try gains?.apply(i, to: frame) ?? frame
             input.pts = fed
             try graph.send(input, to: i)
         }

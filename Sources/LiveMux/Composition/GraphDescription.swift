@@ -61,11 +61,12 @@ enum GraphDescription {
         return parts.joined(separator: ";")
     }
 
-    /// `sampleRate`: the mix's, which the limiter's look-ahead is counted in.
-    static func audio(count: Int, sampleRate: Int, _ c: Composition) -> String? {
+    /// `sampleRate`: the mix's, which the limiter's look-ahead is counted in. `always`: a graph
+    /// even where one source at unity needs none (`anull`).
+    static func audio(count: Int, sampleRate: Int, _ c: Composition, always: Bool = false) -> String? {
         if let graph = c.audioGraph { return graph }
         let gains = (0..<count).map { c.gains[$0] ?? 1 }
-        guard count > 1 || c.audioFilter != nil || gains[0] != 1 else { return nil }
+        guard always || count > 1 || c.audioFilter != nil || gains[0] != 1 else { return nil }
         var parts: [String] = []
         let inputs = gains.enumerated().map { i, gain -> String in
             guard gain != 1 else { return "[a\(i)]" }

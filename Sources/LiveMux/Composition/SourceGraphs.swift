@@ -10,7 +10,10 @@ struct SourceGraphs {
     let videoSizes: [(width: Int, height: Int)]
     let audio: ProcessingGraph?
 
-    init(_ sources: RecordingSources, composition c: Composition, videoFormat: VideoFormat?, audioFormat: AudioFormat?) throws {
+    /// `liveGains`: the audio sources' gains are applied before the graph (`AudioGains`), so the
+    /// graph has none of its own and is made even for one source at unity.
+    init(_ sources: RecordingSources, composition c: Composition, videoFormat: VideoFormat?, audioFormat: AudioFormat?,
+         liveGains: Bool = false) throws {
         if let format = videoFormat {
             let sizes: [(width: Int, height: Int)] = sources.video.map { s in
                 s.format.width > 0 && s.format.height > 0 ? (s.format.width, s.format.height) : (format.width, format.height)
@@ -30,7 +33,9 @@ struct SourceGraphs {
         }
         if let format = audioFormat {
             let layout = format.channels == 1 ? "mono" : "stereo"
-            audio = try GraphDescription.audio(count: sources.audio.count, sampleRate: format.sampleRate, c).map { text in
+            var mix = c
+            if liveGains { mix.gains = [:] }
+            audio = try GraphDescription.audio(count: sources.audio.count, sampleRate: format.sampleRate, mix, always: liveGains).map { text in
                 let inputs = sources.audio.indices.map { i in
                     ProcessingGraph.Input(label: "a\(i)", mediaType: .audio, arguments: "sample_rate=\(format.sampleRate)"
                                           + ":sample_fmt=\(SampleFormat.floatPlanar):channel_layout=\(layout):time_base=1/\(format.sampleRate)")

@@ -12,7 +12,7 @@ struct SourceStages {
 
     /// `live`: the sources run on the capture clock (a late source is waited for only so long).
     init(_ sources: RecordingSources, graphs: SourceGraphs, audioFormat: AudioFormat?,
-         video: VideoEncoder?, audio: AudioEncoder?, live: Bool) throws {
+         video: VideoEncoder?, audio: AudioEncoder?, gains: AudioGains?, live: Bool) throws {
         let sizes = graphs.videoSizes
         videoInputs = sizes.indices.dropFirst().map {
             VideoSourceInput(label: "v\($0)", width: sizes[$0].width, height: sizes[$0].height, live: live, device: sources.video[$0].deviceStatus)
@@ -24,7 +24,7 @@ struct SourceStages {
         }
         if let audio, let format = audioFormat {
             audioInputs = try sources.audio.indices.dropFirst().map { try AudioSourceInput(label: "a\($0)", format: format, live: live) }
-            self.audio = try AudioMixer(encoder: audio, format: format, inputs: audioInputs, graph: graphs.audio, live: live)
+            self.audio = try AudioMixer(encoder: audio, format: format, inputs: audioInputs, graph: graphs.audio, gains: gains, live: live)
         } else {
             (self.audio, audioInputs) = (nil, [])
         }

@@ -3,7 +3,7 @@ import POSIX
 /// The video bit rate shared by the primary network output, which measures its link and moves
 /// the target (`BitrateController`), and the video encoder, which applies each new target before
 /// its next frame.
-final class AdaptiveBitrate: Sendable {
+final class AdaptiveBitrate: BitRateTarget {
     private let state: Locked<(controller: BitrateController, applied: Int)>
 
     init(maximum: Int, minimum: Int) {

@@ -4,14 +4,16 @@ import FFmpeg
 /// asked for) and the mux sessions its packets go to (`PacketTee`). Frames come placed on the
 /// recording's frame grid; a lane at another rate places each on its own grid, dropping frames
 /// that land on a slot already filled and repeating one into slots left empty. Its bit rate may
-/// follow the first URL output's link (`adaptive`). Used by the video encoder's thread only.
+/// follow the first URL output's link or the control API (`target`). Used by the video encoder's
+/// thread only.
 final class VideoLane {
     /// The size and rate this lane encodes at.
     let format: VideoFormat
     private let encoder: Encoder
     private let tee: PacketTee
-    /// The bit rate the primary network output asks for; nil: a constant bit rate.
-    private let adaptive: AdaptiveBitrate?
+    /// Where a new bit rate comes from (the primary network output's link, the control API);
+    /// nil: a constant bit rate.
+    let target: BitRateTarget?
     private let statistics: Statistics
     private var captureTimes: [Int64: Int64] = [:]
     /// The last slot of this lane's grid encoded (-1: none yet).
@@ -24,7 +26,7 @@ final class VideoLane {
     /// VBV buffer, in seconds of the bit rate: libx264 takes a new rate only with VBV on.
     static let vbvSeconds = 0.25
 
-    init(settings: VideoSettings, format: VideoFormat, tee: PacketTee, adaptive: AdaptiveBitrate?, statistics: Statistics,
+    init(settings: VideoSettings, format: VideoFormat, tee: PacketTee, target: BitRateTarget?, statistics: Statistics,
          quiet: Bool) throws {
         var s = Encoder.Settings(codecName: settings.codec.encoderName, bitRate: settings.bitRate,
                                  timeBase: format.fps.frameDuration)
@@ -33,7 +35,7 @@ final class VideoLane {
         s.frameRate = format.fps.rational
         s.gopSize = format.gopFrames(settings.gopSeconds)
         s.maxBFrames = 0  // ASF stamps payloads with DTS, so no frame may be reordered
-        if adaptive != nil {
+        if target != nil {
             s.maxRate = settings.bitRate
             s.bufferSize = Int(Double(settings.bitRate) * Self.vbvSeconds)
         }
@@ -47,7 +49,7 @@ final class VideoLane {
         encoder = try Encoder(s)
         self.format = format
         self.tee = tee
-        self.adaptive = adaptive
+        self.target = target
         self.statistics = statistics
     }
 
@@ -56,9 +58,9 @@ final class VideoLane {
         .init(kind: .video, parameters: try encoder.parameters(), timeBase: encoder.timeBase)
     }
 
-    /// Applies a new target of the adaptive bit rate, if there is one, before the next frame.
+    /// Applies a new bit rate, if there is one, before the next frame.
     func followBitRate() {
-        guard let rate = adaptive?.takeChange() else { return }
+        guard let rate = target?.takeChange() else { return }
         encoder.setBitRate(rate, maxRate: rate, bufferSize: Int(Double(rate) * Self.vbvSeconds))
     }
 

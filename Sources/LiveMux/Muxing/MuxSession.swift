@@ -97,7 +97,7 @@ final class MuxSession: @unchecked Sendable {
         server = try outputs.listen.map { address in
             try HTTPServer(address: address, option: outputs.addressOption, routes: Dictionary(uniqueKeysWithValues: hubs.map { ($0.name, $0) }),
                            maxViewers: outputs.maxViewers, access: outputs.viewerAccess,
-                           dashboard: Dashboard(statistics: { statistics.snapshot }))
+                           dashboard: Dashboard(statistics: { statistics.snapshot }), control: outputs.controlAccess.map { ControlAPI(access: $0) })
         }
         if let warning = server?.warning { report(warning) }
         // Last, create the files: nothing is written unless everything before succeeded.
@@ -187,6 +187,9 @@ final class MuxSession: @unchecked Sendable {
     func attachDashboard(statistics: @escaping @Sendable () -> StatisticsSnapshot, frames: FrameTap?) {
         server?.dashboard.attach(statistics: statistics, frames: frames)
     }
+
+    /// Lets the control API, when the session serves it, change `job`.
+    func attachControl(_ job: any JobControl) { server?.controlAPI?.attach(job) }
 
     /// The mux thread's first failure, so far (a producer reads it once the queue refused it).
     var muxFailure: Error? { muxThread?.failure }

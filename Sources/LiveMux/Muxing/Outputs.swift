@@ -19,6 +19,8 @@ public struct Outputs: Sendable {
     public var maxViewers = HTTPServer.defaultMaxViewers
     /// Who may watch the HTTP viewers' streams and index (nil: everyone who reaches the port).
     public var viewerAccess: ViewerAccess?
+    /// Who may change the job through the control API at `/api` on the same server (nil: no API).
+    public var controlAccess: ControlAccess?
     /// Replace output files that exist; when false, an existing regular file is an error.
     public var overwriteFiles = true
     /// How FLV outputs (files, stdout, URLs, /live.flv) signal HEVC; H.264 needs no choice.
@@ -59,6 +61,9 @@ public struct Outputs: Sendable {
     func validate() throws {
         if !(maxLatency > 0) { throw LiveMuxError.invalid("--max-latency must be more than 0 seconds") }
         if destinations.isEmpty && (listen == nil || !servesViewers) { throw LiveMuxError.invalid("no output: give -o FILE or -o -") }
+        if controlAccess != nil && listen == nil {
+            throw LiveMuxError.invalid("the control API is served by the HTTP server: give --http HOST:PORT (record) or --listen (serve) with --control-key-file")
+        }
         for o in destinations {
             guard case .network(let url) = o.destination else { continue }
             // libavformat's protocols print the URLs they open: keep the secrets out of its log.

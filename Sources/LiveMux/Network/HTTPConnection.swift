@@ -12,7 +12,7 @@ import Glibc
 /// when its socket took the last one, and misses it otherwise.
 final class HTTPConnection {
     enum Phase { case reading, waiting, answering, lingering, viewing, subscribed }
-    enum Read: Equatable { case waiting, head([UInt8]), bad, closed }
+    enum Read: Equatable { case waiting, request(head: [UInt8], body: [UInt8]), bad, tooLarge, closed }
 
     let fd: Int32
     let token: UInt64
@@ -22,12 +22,16 @@ final class HTTPConnection {
     private var input: [UInt8] = []
     /// How far `input` was searched for the blank line (a head sent a byte at a time is searched once).
     private var searched = 0
+    /// Where the body begins in `input` once the head is complete, and its `Content-Length`.
+    private var body: (start: Int, length: Int)?
     private var output: [UInt8] = []
     private var outputSent = 0
     private(set) var viewer: StreamViewer?
     private(set) var fanOut: StreamFanOut?
 
     static let maxRequestBytes = 8192
+    /// The largest body taken (the control API's JSON); past it, 413.
+    static let maxBodyBytes = ControlAPI.maxBodyBytes
     static let requestTimeoutSeconds = 5.0
     /// How long a finished answer waits for the client to close before the socket is closed anyway.
     static let lingerSeconds = 1.0
@@ -38,18 +42,29 @@ final class HTTPConnection {
         deadline = now.addingTimeInterval(Self.requestTimeoutSeconds)
     }
 
-    /// Reads what arrived (into `scratch`, the loop's buffer); the head once it is complete.
+    /// Reads what arrived (into `scratch`, the loop's buffer); the head and its body (of
+    /// `Content-Length` bytes) once both are complete.
     func readRequest(_ scratch: inout [UInt8]) -> Read {
         while true {
+            if let body, input.count >= body.start + body.length {
+                return .request(head: Array(input[..<(body.start - 1)]), body: Array(input[body.start..<(body.start + body.length)]))
+            }
             let n: Int
             switch receive(&scratch) {
-            case .done(0): return .bad  // the client ended before a complete head
+            case .done(0): return .bad  // the client ended before a complete request
             case .done(let count): n = count
             case .wouldBlock: return .waiting
             case .failed: return .closed
             }
-            input.append(contentsOf: scratch[..<min(n, Self.maxRequestBytes + 1 - input.count)])
-            if let end = Self.findBlankLine(input, from: searched) { return .head(Array(input[..<end])) }
+            let limit = body.map { $0.start + $0.length } ?? Self.maxRequestBytes + 1
+            input.append(contentsOf: scratch[..<min(n, limit - input.count)])
+            guard body == nil else { continue }
+            if let end = Self.findBlankLine(input, from: searched) {
+                guard let length = HTTPRequest.contentLength(input[..<end]) else { return .bad }
+                if length > Self.maxBodyBytes { return .tooLarge }
+                body = (end + 1, length)
+                continue
+            }
             searched = input.count
             if input.count > Self.maxRequestBytes { return .bad }
         }

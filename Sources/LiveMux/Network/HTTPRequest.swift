@@ -12,6 +12,8 @@ struct HTTPRequest: Equatable {
     var accept = ""
     /// The `Access-Control-Request-Headers` of a CORS preflight (empty when none).
     var requestedHeaders = ""
+    /// The `Authorization` header's value (empty when none): the control API's key.
+    var authorization = ""
 
     /// Whether the client asked for the index as JSON (`?format=json`, or `Accept: application/json`).
     var wantsJSON: Bool {
@@ -42,7 +44,16 @@ struct HTTPRequest: Equatable {
         }
         return HTTPRequest(method: String(parts[0]), path: String(path), isHTTP11: parts[2] == "HTTP/1.1",
                            query: String(query), accept: header("accept", in: head[end...]) ?? "",
-                           requestedHeaders: header("access-control-request-headers", in: head[end...]) ?? "")
+                           requestedHeaders: header("access-control-request-headers", in: head[end...]) ?? "",
+                           authorization: header("authorization", in: head[end...]) ?? "")
+    }
+
+    /// The body's length from a head's `Content-Length` (0 without one); nil when it is not a
+    /// number, so a body is never guessed at.
+    static func contentLength(_ head: ArraySlice<UInt8>) -> Int? {
+        guard let value = header("content-length", in: head) else { return 0 }
+        guard !value.isEmpty, value.count <= 10, value.allSatisfy(\.isASCII), value.allSatisfy(\.isNumber) else { return nil }
+        return Int(value)
     }
 
     /// The value of the first header field called `name` (lower case), trimmed.

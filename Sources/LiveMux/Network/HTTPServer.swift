@@ -20,6 +20,8 @@ final class HTTPServer: @unchecked Sendable {
     /// Said once at start when the descriptor limit cannot hold `maxViewers` viewers.
     let warning: String?
     let dashboard: Dashboard
+    /// The control API under `/api` (nil: off, `/api` is an unknown path).
+    let controlAPI: ControlAPI?
     private let fanOuts: [String: StreamFanOut]
     private let listener: HTTPListener
     private let events: EventPoll
@@ -50,8 +52,9 @@ final class HTTPServer: @unchecked Sendable {
     /// `address` is then the one bound: port 0 becomes the port the kernel chose. `option` names
     /// where the address came from, for the hint of a failure.
     init(address: ListenAddress, option: String = "--listen", routes: [String: StreamHub], maxViewers: Int = defaultMaxViewers, access: ViewerAccess? = nil,
-         dashboard: Dashboard = Dashboard(statistics: { StatisticsSnapshot() })) throws {
+         dashboard: Dashboard = Dashboard(statistics: { StatisticsSnapshot() }), control: ControlAPI? = nil) throws {
         self.maxViewers = maxViewers
+        controlAPI = control
         self.access = access
         self.dashboard = dashboard
         fanOuts = routes.mapValues { StreamFanOut(hub: $0) }
@@ -183,8 +186,9 @@ final class HTTPServer: @unchecked Sendable {
         case .reading:
             switch c.readRequest(&scratch) {
             case .waiting: if event.failed { connections.close(c) }
-            case .head(let head): route(c, head: head, now: now)
+            case .request(let head, let body): route(c, head: head, body: body, now: now)
             case .bad: answer(c, HTTPResponse.text("400 Bad Request", body: "bad request\n"), now: now)
+            case .tooLarge: answer(c, HTTPResponse.text("413 Content Too Large", body: "the body is too large\n"), now: now)
             case .closed: connections.close(c)
             }
         case .answering:
@@ -212,10 +216,14 @@ final class HTTPServer: @unchecked Sendable {
         }
     }
 
-    /// Answers a complete request head.
-    private func route(_ c: HTTPConnection, head: [UInt8], now: Date) {
+    /// Answers a complete request.
+    private func route(_ c: HTTPConnection, head: [UInt8], body: [UInt8], now: Date) {
         guard let request = HTTPRequest.parse(head) else {
             return answer(c, HTTPResponse.text("400 Bad Request", body: "bad request\n"), now: now)
+        }
+        // The control API has a key of its own, which a viewer key never stands in for.
+        if let controlAPI, ControlAPI.isAPI(request.path) {
+            return answer(c, controlAPI.answer(method: request.method, path: request.path, authorization: request.authorization, body: body), now: now)
         }
         let headOnly = request.method == "HEAD"
         // The one access check: every path, every method, before anything else is answered.

@@ -1,0 +1,152 @@
+import Foundation
+import POSIX
+
+/// The control API under `/api`: JSON in, JSON out, behind `ControlAccess` (its own key: a
+/// viewer key never grants control). A request is checked whole — path, method, every field —
+/// before the job is asked, so a bad one changes nothing. Runs on the HTTP server's loop thread;
+/// the job's calls are a few lock rounds each.
+final class ControlAPI: Sendable {
+    let access: ControlAccess
+    private struct JobReference { weak var job: (any JobControl)? }
+    /// Weak: the job holds the server that holds this.
+    private let job = Locked(JobReference())
+
+    /// The largest body taken (a JSON object of a few fields).
+    static let maxBodyBytes = 64 << 10
+    /// Linear gain a source may be given: +24 dB.
+    static let maxVolume = 16.0
+    static let bitRates = 16_000...100_000_000
+
+    init(access: ControlAccess) { self.access = access }
+
+    func attach(_ job: any JobControl) { self.job.withLock { $0.job = job } }
+
+    static func isAPI(_ path: String) -> Bool { path == "/api" || path.hasPrefix("/api/") }
+
+    /// The whole answer to a request for an `/api` path.
+    func answer(method: String, path: String, authorization: String, body: [UInt8]) -> [UInt8] {
+        switch access.check(authorization: authorization) {
+        case .allowed: break
+        case .missing:
+            return Self.json("401 Unauthorized", ["error": "this API needs the header Authorization: Bearer KEY (the key of --control-key-file)"],
+                             extra: "WWW-Authenticate: Bearer realm=\"livemux\"\r\n")
+        case .wrong: return Self.json("403 Forbidden", ["error": "the control key is wrong"])
+        }
+        guard let job = job.withLock({ $0.job }) else {
+            return Self.json("503 Service Unavailable", ["error": "the job is not running"])
+        }
+        do {
+            let (status, object) = try route(method: method, path: path, body: body, job: job)
+            return Self.json(status, object)
+        } catch let error as ControlError {
+            var extra = ""
+            if error.status.hasPrefix("405") { extra = "Allow: \(error.field ?? "")\r\n" }
+            return Self.json(error.status, error.jsonObject, extra: extra)
+        } catch {
+            return Self.json("500 Internal Server Error", ["error": "\(error)"])
+        }
+    }
+
+    private func route(method: String, path: String, body: [UInt8], job: any JobControl) throws -> (String, [String: Any]) {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).map(String.init)  // after "/api"
+        switch (parts.count, parts.first) {
+        case (0, _):
+            try Self.allow(method, "GET")
+            return ("200 OK", job.controlDescription())
+        case (2, "sources"):
+            if method == "DELETE" { throw ControlError.notImplemented("removing a source while live is not available yet: restart with the sources wanted") }
+            try Self.allow(method, "PATCH, DELETE")
+            let fields = try Self.object(body, allowed: ["volume", "mute"], example: "{\"mute\": true} or {\"volume\": 0.5}")
+            let volume = try fields["volume"].map { try Self.volume($0) }
+            let muted = try fields["mute"].map { value -> Bool in
+                guard let b = value as? Bool, Self.isBoolean(value) else { throw ControlError.badRequest("mute", "mute is true or false") }
+                return b
+            }
+            try job.setAudio(parts[1], volume: volume, muted: muted)
+            return ("200 OK", Self.entry(parts[1], in: job.controlDescription(), list: "sources"))
+        case (1, "sources"):
+            try Self.allow(method, "POST")
+            throw ControlError.notImplemented("adding a source while live is not available yet: restart with the sources wanted")
+        case (2, "segments") where parts[1] == "cut":
+            try Self.allow(method, "POST")
+            _ = try Self.object(body, allowed: [], example: "no body")
+            try job.cutSegments()
+            return ("202 Accepted", ["cut": "at the next keyframe of every file output cut into segments"])
+        case (2, "outputs"):
+            if method == "DELETE" { throw ControlError.notImplemented("ending one output while live is not available yet") }
+            try Self.allow(method, "PATCH, DELETE")
+            let fields = try Self.object(body, allowed: ["vbitrate"], example: "{\"vbitrate\": \"800k\"}")
+            guard let value = fields["vbitrate"] else { throw ControlError.badRequest(nil, "give the field to change: {\"vbitrate\": \"800k\"}") }
+            try job.setVideoBitRate(output: parts[1], try Self.bitRate(value))
+            return ("200 OK", Self.entry(parts[1], in: job.controlDescription(), list: "outputs"))
+        case (3, "outputs") where parts[2] == "reconnect":
+            try Self.allow(method, "POST")
+            throw ControlError.notImplemented("reconnecting an output on request is not available yet: it reconnects by itself after a failure")
+        case (1, "outputs"):
+            try Self.allow(method, "POST")
+            throw ControlError.notImplemented("adding an output while live is not available yet: restart with the -o wanted")
+        case (1, "layout"):
+            try Self.allow(method, "PUT")
+            throw ControlError.notImplemented("changing the layout while live is not available yet")
+        default:
+            throw ControlError.notFound("no such API path: \(path) (GET /api lists the job)")
+        }
+    }
+
+    private static func allow(_ method: String, _ allowed: String) throws {
+        guard allowed.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == method }) else {
+            throw ControlError(status: "405 Method Not Allowed", field: allowed, message: "\(method) is not taken here: \(allowed)")
+        }
+    }
+
+    /// The body as a JSON object whose every field is `allowed` (an empty body is an empty object).
+    private static func object(_ body: [UInt8], allowed: Set<String>, example: String) throws -> [String: Any] {
+        if body.allSatisfy({ $0 == 32 || $0 == 9 || $0 == 10 || $0 == 13 }) { return [:] }
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(body))) as? [String: Any] else {
+            throw ControlError.badRequest(nil, "the body is not a JSON object: send \(example)")
+        }
+        if let unknown = object.keys.sorted().first(where: { !allowed.contains($0) }) {
+            let known = allowed.isEmpty ? "no fields" : allowed.sorted().joined(separator: ", ")
+            throw ControlError.badRequest(unknown, "unknown field \"\(unknown)\": this request takes \(known)")
+        }
+        return object
+    }
+
+    /// JSONSerialization gives true and false as NSNumbers of type char: 1 is no boolean, nor true a number.
+    private static func isBoolean(_ value: Any) -> Bool {
+        guard let n = value as? NSNumber else { return false }
+        return String(cString: n.objCType) == "c"
+    }
+
+    private static func volume(_ value: Any) throws -> Double {
+        guard !isBoolean(value), let v = (value as? NSNumber)?.doubleValue, v.isFinite, (0...maxVolume).contains(v) else {
+            throw ControlError.badRequest("volume", "volume is a linear gain from 0 to \(Int(maxVolume)): 1 is as captured, 0.5 is -6 dB")
+        }
+        return v
+    }
+
+    /// A number of bits per second, or a string such as "800k" or "2.5M".
+    private static func bitRate(_ value: Any) throws -> Int {
+        var rate: Double?
+        if let n = value as? NSNumber, !isBoolean(value) {
+            rate = n.doubleValue
+        } else if let s = value as? String {
+            let scale: Double = s.hasSuffix("k") || s.hasSuffix("K") ? 1_000 : s.hasSuffix("M") ? 1_000_000 : 1
+            rate = Double(scale == 1 ? Substring(s) : s.dropLast()).map { $0 * scale }
+        }
+        guard let rate, rate.isFinite, bitRates.contains(Int(rate)) else {
+            throw ControlError.badRequest("vbitrate", "vbitrate is bits per second from 16k to 100M: 800000 or \"800k\"")
+        }
+        return Int(rate)
+    }
+
+    /// The element of `list` with `id` in the job's description.
+    private static func entry(_ id: String, in description: [String: Any], list: String) -> [String: Any] {
+        (description[list] as? [[String: Any]])?.first { $0["id"] as? String == id } ?? ["id": id]
+    }
+
+    static func json(_ status: String, _ object: [String: Any], extra: String = "") -> [UInt8] {
+        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
+        return HTTPResponse.bytes(status, body: Array(data) + [10], contentType: "application/json", extra: "Cache-Control: no-store\r\n" + extra)
+    }
+}

@@ -1,0 +1,13 @@
+/// What the control API asks of a running job (`Pipeline`): each call changes one thing at
+/// once, or throws a `ControlError` having changed nothing. Called on the HTTP server's thread,
+/// so each is a few lock rounds, never a wait.
+protocol JobControl: AnyObject, Sendable {
+    /// The job as `GET /api` shows it: sources, outputs (id, target, state, settings, bytes).
+    func controlDescription() -> [String: Any]
+    /// `PATCH /api/sources/aN`: an audio source's volume (linear gain) and/or mute.
+    func setAudio(_ source: String, volume: Double?, muted: Bool?) throws
+    /// `POST /api/segments/cut`: the same as SIGUSR1.
+    func cutSegments() throws
+    /// `PATCH /api/outputs/ID`: an output's video bit rate, in bits per second.
+    func setVideoBitRate(output: String, _ bitRate: Int) throws
+}

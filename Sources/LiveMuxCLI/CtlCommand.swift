@@ -1,0 +1,92 @@
+import Foundation
+import LiveMux
+
+/// `livemux ctl`: changes a running job through its control API (`--control-key-file`), and
+/// prints the API's JSON answer on stdout.
+struct CtlCommand {
+    var url = ProcessInfo.processInfo.environment["LIVEMUX_URL"] ?? "http://127.0.0.1:8080/"
+    var keyFile = ProcessInfo.processInfo.environment["LIVEMUX_CONTROL_KEY_FILE"]
+    var method = "GET"
+    var path = ""
+    var body: [String: Any]?
+
+    static let help = """
+    USAGE: livemux ctl [--url URL] --key-file FILE COMMAND
+
+    Changes a running livemux record or serve through its control API (started with
+    --control-key-file and --http, or serve's --listen), and prints the API's JSON answer.
+
+    COMMANDS
+      list                  the job: sources (volume, mute, level), outputs (id, target,
+                            state, encode settings, bytes)
+      mute aN | unmute aN   leave audio source aN out of the mix, or put it back
+      volume aN GAIN        aN's gain in the mix: 0.5, 2, or -6dB
+      vbitrate oN RATE      output oN's video bit rate (800k, 2M), where its encode is its own
+      cut                   cut every file output's segment at the next keyframe (as SIGUSR1)
+
+    OPTIONS
+      --url URL             the job's address, the dashboard URL it printed
+                            (default: $LIVEMUX_URL, else http://127.0.0.1:8080/)
+      --key-file FILE       the control key on FILE's first line (default:
+                            $LIVEMUX_CONTROL_KEY_FILE)
+
+    Outputs are o0, o1 … in the order of their -o; sources v0 … and a0 … as record names them.
+    Exit codes: 0 done, 64 usage error, 1 refused by the job (the error line says why) or not reached.
+    """
+
+    static func parse(_ arguments: [String]) throws -> CtlCommand {
+        var cmd = CtlCommand()
+        var words: [String] = []
+        var rest = arguments[...]
+        while let arg = rest.popFirst() {
+            switch arg {
+            case "--url":
+                guard let v = rest.popFirst() else { throw UsageError("--url needs a value (see --help)") }
+                cmd.url = v
+            case "--key-file":
+                guard let v = rest.popFirst() else { throw UsageError("--key-file needs a value (see --help)") }
+                cmd.keyFile = v
+            default:
+                // A volume may be negative (-6dB): only options named above are options here.
+                words.append(arg)
+            }
+        }
+        guard let verb = words.first else { throw UsageError("ctl needs a command: list, mute, unmute, volume, vbitrate or cut (see livemux help ctl)") }
+        let args = Array(words.dropFirst())
+        func expect(_ count: Int, _ usage: String) throws {
+            guard args.count == count else { throw UsageError("usage: livemux ctl \(usage)") }
+        }
+        switch verb {
+        case "list":
+            try expect(0, "list")
+        case "mute", "unmute":
+            try expect(1, "\(verb) aN")
+            (cmd.method, cmd.path, cmd.body) = ("PATCH", "/api/sources/\(args[0])", ["mute": verb == "mute"])
+        case "volume":
+            try expect(2, "volume aN GAIN")
+            guard let gain = SourceOptions.gain(args[1]) else { throw UsageError("volume takes a GAIN such as 0.5, 2 or -6dB, not '\(args[1])'") }
+            (cmd.method, cmd.path, cmd.body) = ("PATCH", "/api/sources/\(args[0])", ["volume": gain])
+        case "vbitrate":
+            try expect(2, "vbitrate oN RATE")
+            (cmd.method, cmd.path, cmd.body) = ("PATCH", "/api/outputs/\(args[0])", ["vbitrate": try Values.bitRate(args[1], option: "vbitrate")])
+        case "cut":
+            try expect(0, "cut")
+            (cmd.method, cmd.path) = ("POST", "/api/segments/cut")
+        default:
+            throw UsageError("unknown ctl command '\(verb)' (list, mute, unmute, volume, vbitrate, cut; see livemux help ctl)")
+        }
+        if verb == "list" { cmd.path = "/api" }
+        return cmd
+    }
+
+    func run() throws {
+        guard let keyFile else { throw UsageError("ctl needs the control key: --key-file FILE (the job's --control-key-file)") }
+        let key = try SecretFile.firstLine(of: keyFile, option: "--key-file ", what: "the control key")
+        let (status, answer) = try ControlClient(url: url, key: key).send(method, path, json: body)
+        guard (200..<300).contains(status) else {
+            let said = (try? JSONSerialization.jsonObject(with: answer)) as? [String: Any]
+            throw LiveMuxError.output("\(said?["error"] as? String ?? String(decoding: answer, as: UTF8.self)) (HTTP \(status))")
+        }
+        FileHandle.standardOutput.write(answer)
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+import XCTest
+
+/// The control API and `livemux ctl` (issue 39, items 2 and 3): a running recording changed
+/// through `/api` — a source muted and its volume set, an output's bit rate — with its own key,
+/// bad requests refused with nothing changed, and the other outputs unaffected.
+final class ControlAPITests: TemporaryDirectoryTestCase {
+    var key = ""
+    var keyFile = ""
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        key = (0..<32).map { _ in String("0123456789abcdef".randomElement()!) }.joined()
+        keyFile = "\(dir)/control.key"
+        try (key + "\n").write(toFile: keyFile, atomically: true, encoding: .utf8)
+        chmod(keyFile, 0o600)
+    }
+
+    /// A request to the job's server; the status code and the JSON body.
+    func call(_ port: Int, _ method: String, _ path: String, body: String = "", key: String? = nil) -> (status: Int, json: [String: Any]) {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: \(body.utf8.count)\r\n"
+        if let key = key ?? Optional(self.key), !key.isEmpty { head += "Authorization: Bearer \(key)\r\n" }
+        let reply = Network.exchange(port: port, Array((head + "\r\n" + body).utf8))
+        let status = Int(reply.split(separator: " ").dropFirst().first ?? "") ?? 0
+        let json = reply.range(of: "\r\n\r\n").flatMap { try? JSONSerialization.jsonObject(with: Data(reply[$0.upperBound...].utf8)) } as? [String: Any]
+        return (status, json ?? [:])
+    }
+
+    /// The port of the job's server, from the dashboard URL it printed.
+    func port(_ job: ServingLivemux) throws -> Int {
+        let url = try XCTUnwrap(job.dashboardURL(), job.stderr)
+        return try XCTUnwrap(URLComponents(string: url)?.port)
+    }
+
+    func mediaTime(_ port: Int) -> Double { call(port, "GET", "/api").json["media_time_s"] as? Double ?? -1 }
+
+    /// a1 (1 kHz) muted 2 s in, a0 (440 Hz) to a quarter 4 s in, a1 back 6 s in: each shows in
+    /// the recording from the media time the API reported when it answered, within 0.2 s; both
+    /// outputs get the same mix and keep every frame.
+    func testSourcesAreMutedAndTurnedDownWhileRecording() throws {
+        let (a, b) = ("\(dir)/a.flv", "\(dir)/b.asf")
+        let job = try ServingLivemux(["record", "-q", "-t", "9", "--http", "127.0.0.1:0", "--control-key-file", keyFile,
+                                      "--audio", "lavfi:sine=frequency=440", "--audio", "lavfi:sine=frequency=1000",
+                                      "--size", "320x240", "-o", a, "-o", b], directory: dir)
+        let port = try port(job)
+        var changes: [String: Double] = [:]
+        for (name, at, path, body) in [("mute", 2.0, "/api/sources/a1", #"{"mute": true}"#),
+                                       ("quarter", 4.0, "/api/sources/a0", #"{"volume": 0.25}"#),
+                                       ("unmute", 6.0, "/api/sources/a1", #"{"mute": false}"#)] {
+            while mediaTime(port) < at { usleep(20_000) }
+            let answer = call(port, "PATCH", path, body: body)
+            XCTAssertEqual(answer.status, 200, "\(answer.json)")
+            changes[name] = mediaTime(port)
+        }
+        let sources = try XCTUnwrap(call(port, "GET", "/api").json["sources"] as? [[String: Any]])
+        XCTAssertEqual(sources.first { $0["id"] as? String == "a0" }?["volume"] as? Double, 0.25)
+        XCTAssertEqual(sources.first { $0["id"] as? String == "a1" }?["mute"] as? Bool, false)
+        XCTAssertEqual(job.wait(), 0, job.stderr)
+        for path in [a, b] {
+            XCTAssertEqual(try Tools.decodeErrors(path), "", path)
+            XCTAssertEqual(try Tools.probe(path).stream("video")?.packetCount, 270, "\(path): every frame, none dropped or repeated")
+            let samples = try MediaAnalysis.samples(path)
+            let window = 0.05
+            let high = MediaAnalysis.amplitudes(of: 1000, in: samples, window: window)
+            let low = MediaAnalysis.amplitudes(of: 440, in: samples, window: window)
+            let at = { (t: Double) in Int(t / window) }
+            let (mute, quarter, unmute) = (changes["mute"]!, changes["quarter"]!, changes["unmute"]!)
+            // The first window where each change shows, against the media time of the answer.
+            let muted = Double(try XCTUnwrap((at(1)..<high.count).first { high[$0] < high[at(1)] * 0.1 })) * window
+            let turned = Double(try XCTUnwrap((at(mute + 0.5)..<low.count).first { low[$0] < low[at(1)] * 0.4 })) * window
+            let back = Double(try XCTUnwrap((at(mute + 0.5)..<high.count).first { high[$0] > high[at(1)] * 0.5 })) * window
+            print("control, \(path): mute answered at \(mute) s, shows at \(muted) s; volume at \(quarter), shows at \(turned); unmute at \(unmute), shows at \(back)")
+            for (asked, shown) in [(mute, muted), (quarter, turned), (unmute, back)] {
+                XCTAssertEqual(shown, asked, accuracy: 0.2, "\(path): a change shows where it was answered")
+            }
+            XCTAssertEqual(low[at(3)] / low[at(5)], 4, accuracy: 0.4, "\(path): a quarter of the volume")
+        }
+    }
+
+    /// An output with an encode of its own goes from 1 Mbit/s to 300 kbit/s; the other output
+    /// keeps 2 Mbit/s and every frame. One that shares its encode is refused, changing nothing.
+    func testAnOutputsBitRateChangesAndTheOtherOutputKeepsItsOwn() throws {
+        let (a, b, c) = ("\(dir)/a.flv", "\(dir)/b.flv", "\(dir)/c.flv")
+        let job = try ServingLivemux(["record", "-q", "-t", "10", "--http", "127.0.0.1:0", "--control-key-file", keyFile,
+                                      "--size", "640x360", "--vbitrate", "2M", "-o", a, "-o", b, "--vbitrate", "1M", "-o", c], directory: dir)
+        let port = try port(job)
+        while mediaTime(port) < 4 { usleep(20_000) }
+        let shared = call(port, "PATCH", "/api/outputs/o0", body: #"{"vbitrate": "500k"}"#)
+        XCTAssertEqual(shared.status, 409, "\(shared.json)")
+        XCTAssertTrue((shared.json["error"] as? String ?? "").contains("shares its video encode with o2"), "\(shared.json)")
+        let answer = call(port, "PATCH", "/api/outputs/o1", body: #"{"vbitrate": 300000}"#)
+        XCTAssertEqual(answer.status, 200, "\(answer.json)")
+        XCTAssertEqual((answer.json["settings"] as? [String: Any])?["vbitrate"] as? Int, 300_000)
+        XCTAssertEqual(job.wait(), 0, job.stderr)
+        let rates = { (path: String) in try BackupRecordingTests.videoKbps(path) }
+        let (kept, changed) = (try rates(a), try rates(b))
+        print("control, bit rate: o0 \(kept.sorted { $0.key < $1.key }), o1 \(changed.sorted { $0.key < $1.key }) kbit/s per 2 s")
+        for (window, rate) in kept { XCTAssertEqual(rate, 2000, accuracy: 400, "o0 window \(window) s") }
+        XCTAssertEqual(try XCTUnwrap(changed[2]), 1000, accuracy: 200, "o1 before the change")
+        XCTAssertEqual(try XCTUnwrap(changed[6]), 300, accuracy: 60, "o1 after the change")
+        XCTAssertEqual(try XCTUnwrap(changed[8]), 300, accuracy: 60, "o1 after the change")
+        for path in [a, b, c] {
+            XCTAssertEqual(try Tools.probe(path).stream("video")?.packetCount, 300, path)
+            XCTAssertEqual(try Tools.decodeErrors(path), "", path)
+        }
+    }
+
+    /// Without the key 401, a wrong key or a viewer key 403, a bad request 400 naming its field,
+    /// an unknown source 404: none changes anything. Without --control-key-file there is no API.
+    func testRequestsWithoutTheKeyOrWithBadFieldsChangeNothing() throws {
+        let viewerKeyFile = "\(dir)/viewer.key"
+        try "viewer-key-0123456789\n".write(toFile: viewerKeyFile, atomically: true, encoding: .utf8)
+        chmod(viewerKeyFile, 0o600)
+        let job = try ServingLivemux(["serve", "-q", "--listen", "127.0.0.1:0", "--viewer-key-file", viewerKeyFile,
+                                      "--control-key-file", keyFile, "--size", "320x240", "-t", "30"], directory: dir)
+        let url = try XCTUnwrap(job.dashboardURL(), job.stderr)
+        let port = try XCTUnwrap(URLComponents(string: url)?.port)
+        let before = try XCTUnwrap(call(port, "GET", "/api").json["sources"] as? [[String: Any]])
+        XCTAssertEqual(call(port, "GET", "/api", key: "").status, 401)
+        XCTAssertEqual(call(port, "GET", "/api?key=viewer-key-0123456789", key: "").status, 401, "a viewer key is no control key")
+        XCTAssertEqual(call(port, "PATCH", "/api/sources/a0", body: #"{"mute": true}"#, key: "viewer-key-0123456789").status, 403)
+        XCTAssertEqual(call(port, "PATCH", "/api/sources/a0", body: #"{"mute": true}"#, key: String(key.reversed())).status, 403)
+        for (body, field) in [(#"{"mute": true, "loud": 1}"#, "loud"), (#"{"mute": 1}"#, "mute"), (#"{"volume": -1}"#, "volume"),
+                              (#"{"volume": "half"}"#, "volume")] {
+            let answer = call(port, "PATCH", "/api/sources/a0", body: body)
+            XCTAssertEqual(answer.status, 400, body)
+            XCTAssertEqual(answer.json["field"] as? String, field, "\(answer.json)")
+        }
+        XCTAssertEqual(call(port, "PATCH", "/api/sources/a0", body: "not json").status, 400)
+        XCTAssertEqual(call(port, "PATCH", "/api/sources/a7", body: #"{"mute": true}"#).status, 404)
+        XCTAssertEqual(call(port, "POST", "/api/segments/cut").status, 409, "nothing is cut into segments")
+        XCTAssertEqual(call(port, "DELETE", "/api").status, 405)
+        let after = try XCTUnwrap(call(port, "GET", "/api").json["sources"] as? [[String: Any]])
+        XCTAssertEqual(after.map { $0["mute"] as? Bool }, before.map { $0["mute"] as? Bool })
+        XCTAssertEqual(after.map { $0["volume"] as? Double }, before.map { $0["volume"] as? Double })
+        job.stop()
+        XCTAssertEqual(job.wait(), 0, job.stderr)
+
+        let plain = try ServingLivemux(["serve", "-q", "--listen", "127.0.0.1:0", "--size", "320x240", "-t", "30"], directory: dir)
+        let plainURL = try XCTUnwrap(plain.dashboardURL(), plain.stderr)
+        XCTAssertEqual(call(try XCTUnwrap(URLComponents(string: plainURL)?.port), "GET", "/api").status, 404, "no key file, no API")
+        plain.stop()
+        XCTAssertEqual(plain.wait(), 0, plain.stderr)
+    }
+
+    /// `livemux ctl` drives the same API: list, mute, a refusal as one error line and exit 1.
+    func testCtlListsMutesAndSaysWhyARequestWasRefused() throws {
+        let job = try ServingLivemux(["record", "-q", "-t", "30", "--http", "127.0.0.1:0", "--control-key-file", keyFile,
+                                      "--size", "320x240", "-o", "\(dir)/a.flv"], directory: dir)
+        let url = try XCTUnwrap(job.dashboardURL(), job.stderr)
+        let ctl = { (words: [String]) in try Tools.livemux(["ctl", "--url", url, "--key-file", self.keyFile] + words) }
+        let list = try ctl(["list"])
+        XCTAssertEqual(list.status, 0, list.stderr)
+        let job0 = try XCTUnwrap(try JSONSerialization.jsonObject(with: list.stdout) as? [String: Any])
+        XCTAssertEqual((job0["outputs"] as? [[String: Any]])?.first?["target"] as? String, "\(dir)/a.flv")
+        let mute = try ctl(["mute", "a0"])
+        XCTAssertEqual(mute.status, 0, mute.stderr)
+        XCTAssertEqual((try JSONSerialization.jsonObject(with: mute.stdout) as? [String: Any])?["mute"] as? Bool, true)
+        let refused = try ctl(["vbitrate", "o5", "1M"])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertEqual(refused.stderr, "error: no output o5: the outputs are o0 (HTTP 404)\n")
+        let unreachable = try Tools.livemux(["ctl", "--url", "http://127.0.0.1:\(try Network.freePort())/", "--key-file", keyFile, "list"])
+        XCTAssertEqual(unreachable.status, 1)
+        XCTAssertTrue(unreachable.stderr.hasPrefix("error: cannot reach "), unreachable.stderr)
+        XCTAssertEqual(try Tools.livemux(["ctl", "--key-file", keyFile, "shout"]).status, 64)
+        job.stop()
+        XCTAssertEqual(job.wait(), 0, job.stderr)
+    }
+}
