@@ -14,7 +14,7 @@ import FFmpeg
 public final class Pipeline: LiveJob, @unchecked Sendable {
     // The fields are set in init and then only read; the threads own their parts.
     /// The sources by kind, v0 and a0 first, for their labels in stats.
-    private let opened: RecordingSources
+    let opened: RecordingSources
     /// Every source, each once.
     private var sources: [CaptureSource] { opened.all }
     /// What sits between the sources and the encoders (mix, composition, filters, level meters).
@@ -72,7 +72,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         let plan = EncodePlan(video: wantVideo ? config.video : nil, audio: wantAudio ? config.audio : nil,
                               outputs: config.outputs, adaptive: adaptive != nil)
         let outputGroups = Self.sessionOutputs(config, plan)
-        let controlled = config.outputs.controlAccess != nil
+        let controlled = config.liveControl || config.outputs.controlAccess != nil
         let gains = controlled && wantAudio ? AudioGains(count: opened.audio.count, initial: config.composition.gains) : nil
         let queues = outputGroups.map { _ in
             MuxQueue(streams: kinds, capacity: config.queueCapacity, singleProducer: sources.count == 1 && kinds.count > 1,

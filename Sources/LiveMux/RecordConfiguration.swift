@@ -36,6 +36,10 @@ public struct RecordConfiguration: Sendable {
     /// Seconds a live device that failed mid-recording may stay away (filled with silence or its
     /// last frame, reopened) before the recording ends (`--device-timeout`).
     public var deviceTimeout: Double = 30
+    /// Let sources' volumes and mutes and outputs' video bit rates change while the job runs
+    /// (`Pipeline.setAudio`, `setVideoBitRate`; the control API, which turns it on). It costs a
+    /// mix graph for a single audio source and VBV rate control in every encode.
+    public var liveControl = false
     public init() {}
 
     /// The default sources: a test pattern and a 440 Hz tone made in the format the settings ask

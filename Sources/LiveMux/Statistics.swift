@@ -79,6 +79,16 @@ final class Statistics: Sendable {
 
     /// Warnings kept for `--stats` and the dashboard: enough for a page to show a burst.
     static let recentWarnings = 20
+    static let recentChanges = 20
+
+    /// A change made through the control API (`target` `setting` = `value`).
+    func changed(_ target: String, _ setting: String, _ value: JobChange.Value) {
+        let elapsed = Double(Timestamp.monotonicMicroseconds() - started) / 1e6
+        updateOutputs { s in
+            s.changes.append(JobChange(elapsed: elapsed, target: target, setting: setting, value: value))
+            if s.changes.count > Self.recentChanges { s.changes.removeFirst() }
+        }
+    }
 
     func warned(_ message: String) {
         let elapsed = Double(Timestamp.monotonicMicroseconds() - started) / 1e6

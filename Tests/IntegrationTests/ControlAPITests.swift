@@ -39,7 +39,8 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
     /// outputs get the same mix and keep every frame.
     func testSourcesAreMutedAndTurnedDownWhileRecording() throws {
         let (a, b) = ("\(dir)/a.flv", "\(dir)/b.asf")
-        let job = try ServingLivemux(["record", "-q", "-t", "9", "--http", "127.0.0.1:0", "--control-key-file", keyFile,
+        let stats = "\(dir)/stats.jsonl"
+        let job = try ServingLivemux(["record", "-q", "-t", "9", "--http", "127.0.0.1:0", "--control-key-file", keyFile, "--stats", stats,
                                       "--audio", "lavfi:sine=frequency=440", "--audio", "lavfi:sine=frequency=1000",
                                       "--size", "320x240", "-o", a, "-o", b], directory: dir)
         let port = try port(job)
@@ -55,7 +56,25 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         let sources = try XCTUnwrap(call(port, "GET", "/api").json["sources"] as? [[String: Any]])
         XCTAssertEqual(sources.first { $0["id"] as? String == "a0" }?["volume"] as? Double, 0.25)
         XCTAssertEqual(sources.first { $0["id"] as? String == "a1" }?["mute"] as? Bool, false)
+        // Every change shows on the dashboard's /stats (and /events), and in --stats.
+        let said = { (json: [String: Any]?) in
+            ((json?["changes"] as? [[String: Any]]) ?? []).map { "\($0["target"] ?? "") \($0["setting"] ?? "") \($0["value"] ?? "")" }
+        }
+        let expected = ["a1 mute 1", "a0 volume 0.25", "a1 mute 0"]
+        // The dashboard samples the job once a second.
+        let deadline = Date().addingTimeInterval(2.5)
+        var page: [String] = []
+        repeat {
+            let reply = Network.get(port: port, "/stats")
+            page = said(reply.range(of: "\r\n\r\n").flatMap { try? JSONSerialization.jsonObject(with: Data(reply[$0.upperBound...].utf8)) } as? [String: Any])
+            if page == expected { break }
+            usleep(100_000)
+        } while Date() < deadline
+        XCTAssertEqual(page, expected, "/stats")
         XCTAssertEqual(job.wait(), 0, job.stderr)
+        let lines = try String(contentsOfFile: stats, encoding: .utf8).split(separator: "\n")
+        let final = try XCTUnwrap(lines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) } as? [String: Any])
+        XCTAssertEqual(said(final), expected)
         for path in [a, b] {
             XCTAssertEqual(try Tools.decodeErrors(path), "", path)
             XCTAssertEqual(try Tools.probe(path).stream("video")?.packetCount, 270, "\(path): every frame, none dropped or repeated")

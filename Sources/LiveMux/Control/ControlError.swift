@@ -1,9 +1,11 @@
-/// Why the control API refused a request: the HTTP status, the field at fault (nil: the
-/// request as a whole) and what to do instead. Nothing was changed.
-struct ControlError: Error, Equatable {
-    let status: String
-    let field: String?
-    let message: String
+/// Why a change to a running job was refused (the control API's answer): the HTTP status, the
+/// field at fault (nil: the request as a whole) and what to do instead. Nothing was changed.
+public struct ControlError: Error, Equatable, CustomStringConvertible {
+    public let status: String
+    public let field: String?
+    public let message: String
+
+    public var description: String { message }
 
     static func badRequest(_ field: String?, _ message: String) -> ControlError { ControlError(status: "400 Bad Request", field: field, message: message) }
     static func notFound(_ message: String) -> ControlError { ControlError(status: "404 Not Found", field: nil, message: message) }

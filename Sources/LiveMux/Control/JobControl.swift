@@ -1,6 +1,6 @@
-/// What the control API asks of a running job (`Pipeline`): each call changes one thing at
-/// once, or throws a `ControlError` having changed nothing. Called on the HTTP server's thread,
-/// so each is a few lock rounds, never a wait.
+/// What the control API asks of a running job (`Pipeline`, whose methods are also its library
+/// API): each call changes one thing at once, or throws a `ControlError` having changed nothing.
+/// Called on the HTTP server's thread, so each is a few lock rounds, never a wait.
 protocol JobControl: AnyObject, Sendable {
     /// The job as `GET /api` shows it: sources, outputs (id, target, state, settings, bytes).
     func controlDescription() -> [String: Any]

@@ -3,7 +3,8 @@ import Foundation
 /// What the control API may change in a recording while it runs: an audio source's volume and
 /// mute, a cut of the segments, an output's video bit rate where its encode is its own.
 extension Pipeline: JobControl {
-    func controlDescription() -> [String: Any] {
+    /// The job as `GET /api` shows it, as a JSON object.
+    public func controlDescription() -> [String: Any] {
         let s = statisticsSnapshot
         let volumes = gains?.all ?? []
         let sources = s.sources.map { source -> [String: Any] in
@@ -35,25 +36,37 @@ extension Pipeline: JobControl {
         return ["sources": sources, "outputs": outputs, "media_time_s": s.mediaTime, "segments": segments != nil]
     }
 
-    func setAudio(_ source: String, volume: Double?, muted: Bool?) throws {
+    /// Audio source `source`'s (`a0`, `a1` …) linear gain in the mix and/or mute, from its next frame.
+    public func setAudio(_ source: String, volume: Double? = nil, muted: Bool? = nil) throws {
+        if gains == nil && !opened.audio.isEmpty { throw Self.notLive }
         guard let gains, source.hasPrefix("a"), let i = Int(source.dropFirst()), gains.all.indices.contains(i) else {
             let known = (gains?.all.indices).map { $0.map { "a\($0)" }.joined(separator: ", ") } ?? "none"
             throw ControlError.notFound("no audio source \(source): the audio sources are \(known)")
         }
         guard volume != nil || muted != nil else { throw ControlError.badRequest(nil, "give the field to change: {\"mute\": true} or {\"volume\": 0.5}") }
+        if let volume, !(0...ControlAPI.maxVolume).contains(volume) {
+            throw ControlError.badRequest("volume", "volume is a linear gain from 0 to \(Int(ControlAPI.maxVolume)): 1 is as captured, 0.5 is -6 dB")
+        }
         _ = gains.set(i, volume: volume, muted: muted)
-        statistics.warned("control: \(source)" + [volume.map { " volume \($0)" }, muted.map { $0 ? " muted" : " unmuted" }].compactMap { $0 }.joined())
+        if let volume { statistics.changed(source, "volume", .number(volume)) }
+        if let muted { statistics.changed(source, "mute", .flag(muted)) }
     }
 
-    func cutSegments() throws {
+    /// Cuts every file output's segment at the next keyframe (a forced one), as SIGUSR1 does.
+    public func cutSegments() throws {
         guard let segments else {
             throw ControlError.conflict(nil, "no output is cut into segments: start the recording with --segment-time (or --segment-size)")
         }
         segments.requestCut()
-        statistics.warned("control: segments cut at the next keyframe")
+        statistics.changed("segments", "cut", .none)
     }
 
-    func setVideoBitRate(output: String, _ bitRate: Int) throws {
+    /// Output `output`'s (`o0`, `o1` … in the order given) video bit rate, in bits per second,
+    /// from its next frame; refused when it shares its encode or follows its link.
+    public func setVideoBitRate(output: String, _ bitRate: Int) throws {
+        guard ControlAPI.bitRates.contains(bitRate) else {
+            throw ControlError.badRequest("vbitrate", "vbitrate is bits per second from 16k to 100M: 800000 or \"800k\"")
+        }
         guard let i = Self.outputIndex(output), outputSpecs.indices.contains(i),
               let session = plan.sessions.first(where: { $0.destinations.contains(i) }) else {
             throw ControlError.notFound("no output \(output): the outputs are \(outputSpecs.indices.map(Self.outputID).joined(separator: ", "))")
@@ -67,10 +80,12 @@ extension Pipeline: JobControl {
         guard others.isEmpty else {
             throw ControlError.conflict("vbitrate", "\(output) shares its video encode with \(others.joined(separator: ", ")): give it its own --vbitrate after its -o at the start, so its encode is its own")
         }
-        guard let dial = laneTargets[v] as? BitRateDial else { throw ControlError.conflict("vbitrate", "\(output)'s bit rate is fixed") }
+        guard let dial = laneTargets[v] as? BitRateDial else { throw Self.notLive }
         dial.set(bitRate)
-        statistics.warned("control: \(output) video bit rate \(bitRate / 1000)k")
+        statistics.changed(output, "vbitrate", .number(Double(bitRate)))
     }
+
+    private static let notLive = ControlError.conflict(nil, "this job was started without live control: set RecordConfiguration.liveControl (livemux: --control-key-file)")
 
     /// Outputs are named by their place among the `-o` given: o0, o1 …
     static func outputID(_ index: Int) -> String { "o\(index)" }

@@ -92,12 +92,13 @@ final class Dashboard: @unchecked Sendable {
     }
 
     /// The object of the last second as one JSON line: the `--stats` object, the viewers, and
-    /// every warning kept (not only the last second's: a page opened later shows them too).
+    /// every warning and change kept (not only the last second's: a page opened later shows them too).
     func statsLine(viewers: StreamIndex) -> String {
         if let line { return line }
         guard let latest else { return "{}" }
         var object = latest.jsonObject(previous: previous)
         object["warnings"] = StatisticsSnapshot.warningObjects(latest.warnings)
+        object["changes"] = StatisticsSnapshot.changeObjects(latest.changes)
         object["viewers"] = ["count": viewers.viewers, "max": viewers.maxViewers,
                              "streams": Dictionary(uniqueKeysWithValues: viewers.streams.map { ($0.path, $0.viewers) })] as [String: Any]
         let made = StatisticsSnapshot.serialize(object)

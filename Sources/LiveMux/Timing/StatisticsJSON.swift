@@ -67,12 +67,25 @@ extension StatisticsSnapshot {
                  "latency_skips": $0.latencySkips, "kernel_queue_seen": $0.kernelVisible, "state": $0.state] as [String: Any]
             },
             "warnings": Self.warningObjects(warnings.filter { $0.elapsed > previous?.elapsed ?? -1 }),
+            "changes": Self.changeObjects(changes.filter { $0.elapsed > previous?.elapsed ?? -1 }),
         ]
         return object
     }
 
     static func warningObjects(_ warnings: [RecentWarning]) -> [[String: Any]] {
         warnings.map { ["elapsed_s": rounded($0.elapsed), "message": $0.message] }
+    }
+
+    static func changeObjects(_ changes: [JobChange]) -> [[String: Any]] {
+        changes.map { change in
+            var o: [String: Any] = ["elapsed_s": rounded(change.elapsed), "target": change.target, "setting": change.setting]
+            switch change.value {
+            case .flag(let b): o["value"] = b
+            case .number(let n): o["value"] = n
+            case .none: break
+            }
+            return o
+        }
     }
 
     static func serialize(_ object: [String: Any]) -> String {

@@ -53,4 +53,6 @@ public struct StatisticsSnapshot: Sendable {
     public var segments: [SegmentRecord] = []
     /// The last warnings said, oldest first (at most `Statistics.recentWarnings`).
     public var warnings: [RecentWarning] = []
+    /// The last changes made through the control API, oldest first (at most `Statistics.recentChanges`).
+    public var changes: [JobChange] = []
 }

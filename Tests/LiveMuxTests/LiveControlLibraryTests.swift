@@ -1,0 +1,53 @@
+import Foundation
+import XCTest
+import LiveMux
+
+/// docs/library.md's "Changing a recording while it runs": the job object's own control calls,
+/// the same the control API makes (only the public API).
+final class LiveControlLibraryTests: XCTestCase {
+    func config(_ path: String, live: Bool) -> RecordConfiguration {
+        var config = RecordConfiguration()
+        config.video.width = 320
+        config.video.height = 240
+        config.audioSources = [SourceSpec(format: "lavfi", url: "sine=frequency=440"), SourceSpec(format: "lavfi", url: "sine=frequency=1000")]
+        config.duration = 3
+        config.liveControl = live
+        var own = OutputEncoding()
+        own.videoBitRate = 400_000
+        config.outputs.destinations = [OutputSpec(destination: .file(path), format: .flv),
+                                       OutputSpec(destination: .file(path + ".2.flv"), format: .flv, encoding: own)]
+        return config
+    }
+
+    func testAMuteAVolumeAndABitRateChangedFromSwift() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("livemux-control-\(UUID().uuidString).flv").path
+        defer { [path, path + ".2.flv"].forEach { try? FileManager.default.removeItem(atPath: $0) } }
+        let pipeline = try Pipeline(config(path, live: true))
+        pipeline.start()
+        while pipeline.statisticsSnapshot.mediaTime < 1 { usleep(20_000) }
+        try pipeline.setAudio("a1", muted: true)
+        try pipeline.setAudio("a0", volume: 0.5)
+        try pipeline.setVideoBitRate(output: "o1", 200_000)
+        XCTAssertThrowsError(try pipeline.setAudio("a2", muted: true)) { XCTAssertEqual(($0 as? ControlError)?.status, "404 Not Found") }
+        XCTAssertThrowsError(try pipeline.setAudio("a0", volume: -1)) { XCTAssertEqual(($0 as? ControlError)?.field, "volume") }
+        XCTAssertThrowsError(try pipeline.setVideoBitRate(output: "o0", 10)) { XCTAssertEqual(($0 as? ControlError)?.field, "vbitrate") }
+        XCTAssertThrowsError(try pipeline.cutSegments()) { XCTAssertEqual(($0 as? ControlError)?.status, "409 Conflict") }
+        try pipeline.wait()
+        let changes = pipeline.statisticsSnapshot.changes.map { "\($0.target) \($0.setting)" }
+        XCTAssertEqual(changes, ["a1 mute", "a0 volume", "o1 vbitrate"])
+    }
+
+    func testAJobStartedWithoutLiveControlSaysSo() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("livemux-control-\(UUID().uuidString).flv").path
+        defer { [path, path + ".2.flv"].forEach { try? FileManager.default.removeItem(atPath: $0) } }
+        var c = config(path, live: false)
+        c.duration = 0.5
+        let pipeline = try Pipeline(c)
+        pipeline.start()
+        XCTAssertThrowsError(try pipeline.setAudio("a1", muted: true)) {
+            XCTAssertTrue("\($0)".contains("liveControl"), "\($0)")
+        }
+        XCTAssertThrowsError(try pipeline.setVideoBitRate(output: "o1", 200_000)) { XCTAssertTrue("\($0)".contains("liveControl")) }
+        try pipeline.wait()
+    }
+}
