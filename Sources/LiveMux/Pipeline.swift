@@ -42,6 +42,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     /// Each audio source's live volume and mute; nil without the control API.
     let gains: AudioGains?
     let segments: SegmentPlan?
+    /// The outputs added while the job runs; nil without live control.
+    let live: LiveOutputs?
 
     /// - Parameter report: receives warnings (an output that stopped while others go on).
     public init(_ configuration: RecordConfiguration, quiet: Bool = false,
@@ -155,6 +157,13 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         laneTargets = lanes.map(\.target)
         self.gains = gains
         segments = config.outputs.segments
+        live = !controlled ? nil : LiveOutputs(
+            .init(video: wantVideo ? config.video : nil, audio: wantAudio ? config.audio : nil, videoFormat: videoFormat, audioFormat: audioFormat,
+                  videoEncoder: video, audioEncoder: audio, outputs: config.outputs, queueCapacity: config.queueCapacity,
+                  statistics: statistics, quiet: quiet, report: report),
+            video: zip(plan.videoEncodes, lanes).map { .init(settings: $0.settings, adapts: $0.adapts, lane: $1) },
+            audio: zip(plan.audioEncodes, audioLanes).map { .init(settings: $0, lane: $1) },
+            firstSession: plan.sessions.count, firstOutput: config.outputs.destinations.count)
         encoderThreads = videoConsumer.map { [$0] } ?? []
         self.timeline = timeline
         self.adaptive = adaptive
@@ -235,7 +244,9 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     /// Waits until every thread has finished; throws the first failure.
     public func wait() throws {
         session.waitForProducers()
-        try MuxSession.finish(sessions, outputNames: outputNames)
+        live?.close()
+        let added = live?.all ?? []
+        try MuxSession.finish(sessions + added.map(\.session), outputNames: outputNames + added.map(\.spec.destination.description))
     }
 
     /// Warnings given before the job was built (the command line's), kept for `--stats` and the

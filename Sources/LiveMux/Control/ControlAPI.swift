@@ -73,8 +73,12 @@ final class ControlAPI: Sendable {
             try job.cutSegments()
             return ("202 Accepted", ["cut": "at the next keyframe of every file output cut into segments"])
         case (2, "outputs"):
-            if method == "DELETE" { throw ControlError.notImplemented("ending one output while live is not available yet") }
             try Self.allow(method, "PATCH, DELETE")
+            if method == "DELETE" {
+                _ = try Self.object(body, allowed: [], example: "no body")
+                try job.removeOutput(parts[1])
+                return ("200 OK", Self.entry(parts[1], in: job.controlDescription(), list: "outputs"))
+            }
             let fields = try Self.object(body, allowed: ["vbitrate"], example: "{\"vbitrate\": \"800k\"}")
             guard let value = fields["vbitrate"] else { throw ControlError.badRequest(nil, "give the field to change: {\"vbitrate\": \"800k\"}") }
             try job.setVideoBitRate(output: parts[1], try Self.bitRate(value))
@@ -84,7 +88,10 @@ final class ControlAPI: Sendable {
             throw ControlError.notImplemented("reconnecting an output on request is not available yet: it reconnects by itself after a failure")
         case (1, "outputs"):
             try Self.allow(method, "POST")
-            throw ControlError.notImplemented("adding an output while live is not available yet: restart with the -o wanted")
+            let fields = try Self.object(body, allowed: ["output", "format", "overwrite", "size", "fps", "vbitrate", "vcodec", "abitrate"],
+                                         example: "{\"output\": \"rtmp://host/live/KEY\", \"vbitrate\": \"800k\"}")
+            let (spec, overwrite) = try Self.output(fields)
+            return ("201 Created", try job.addOutput(spec, overwrite: overwrite))
         case (1, "layout"):
             try Self.allow(method, "PUT")
             throw ControlError.notImplemented("changing the layout while live is not available yet")
@@ -138,6 +145,61 @@ final class ControlAPI: Sendable {
             throw ControlError.badRequest("vbitrate", "vbitrate is bits per second from 16k to 100M: 800000 or \"800k\"")
         }
         return Int(rate)
+    }
+
+    /// A new output from `POST /api/outputs`' fields, as `-o` and the options after it would make it.
+    private static func output(_ fields: [String: Any]) throws -> (OutputSpec, overwrite: Bool) {
+        guard let target = fields["output"] as? String, !target.isEmpty else {
+            throw ControlError.badRequest("output", "give the output as -o takes it: \"output\": \"rec.flv\" or \"rtmp://host/live/KEY\"")
+        }
+        let destination = Destination.parse(target)
+        var format: ContainerFormat
+        if let given = fields["format"] {
+            guard let name = given as? String, let f = ContainerFormat(rawValue: name) else {
+                throw ControlError.badRequest("format", "format is \"flv\" or \"asf\"")
+            }
+            format = f
+        } else if case .file(let path) = destination {
+            let ext = URL(fileURLWithPath: path).pathExtension.lowercased()
+            guard let f = ext == "wmv" ? .asf : ContainerFormat(rawValue: ext) else {
+                throw ControlError.badRequest("format", "\(path) names no container (.flv, .asf): give \"format\": \"flv\" or \"asf\"")
+            }
+            format = f
+        } else {
+            format = .flv
+        }
+        if case .network(let url) = destination, url.lowercased().hasPrefix("rtmp"), format != .flv {
+            throw ControlError.badRequest("format", "RTMP carries FLV only: drop \"format\" or give \"flv\"")
+        }
+        var e = OutputEncoding()
+        if let v = fields["vbitrate"] { e.videoBitRate = try bitRate(v) }
+        if let v = fields["abitrate"] {
+            do { e.audioBitRate = try bitRate(v) } catch { throw ControlError.badRequest("abitrate", "abitrate is bits per second: 128000 or \"128k\"") }
+        }
+        if let v = fields["vcodec"] {
+            guard let name = v as? String, let codec = VideoCodec(rawValue: name) else { throw ControlError.badRequest("vcodec", "vcodec is \"h264\" or \"hevc\"") }
+            e.videoCodec = codec
+        }
+        if let v = fields["size"] {
+            let parts = (v as? String)?.lowercased().split(separator: "x").compactMap { Int($0) } ?? []
+            guard parts.count == 2, parts.allSatisfy({ (16...8192).contains($0) && $0 % 2 == 0 }) else {
+                throw ControlError.badRequest("size", "size is an even WIDTHxHEIGHT from 16x16 to 8192x8192, such as \"1280x720\"")
+            }
+            (e.width, e.height) = (parts[0], parts[1])
+        }
+        if let v = fields["fps"] {
+            let text = (v as? String) ?? ((v as? NSNumber).flatMap { isBoolean(v) ? nil : $0.intValue }.map(String.init) ?? "")
+            let fraction = text.split(separator: "/").compactMap { Int($0) }
+            let rate = fraction.count == 2 ? FrameRate(fraction[0], fraction[1]) : fraction.count == 1 && !text.contains("/") ? FrameRate(fraction[0]) : nil
+            guard let rate, rate.isSupported else { throw ControlError.badRequest("fps", "fps is whole frames per second (30) or a fraction (\"30000/1001\"), 1 to 240") }
+            e.fps = rate
+        }
+        var overwrite = false
+        if let v = fields["overwrite"] {
+            guard isBoolean(v), let b = v as? Bool else { throw ControlError.badRequest("overwrite", "overwrite is true or false") }
+            overwrite = b
+        }
+        return (OutputSpec(destination: destination, format: format, encoding: e), overwrite)
     }
 
     /// The element of `list` with `id` in the job's description.

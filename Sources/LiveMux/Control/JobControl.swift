@@ -10,4 +10,8 @@ protocol JobControl: AnyObject, Sendable {
     func cutSegments() throws
     /// `PATCH /api/outputs/ID`: an output's video bit rate, in bits per second.
     func setVideoBitRate(output: String, _ bitRate: Int) throws
+    /// `POST /api/outputs`: a new output, which starts at a keyframe; its description (with its id).
+    func addOutput(_ spec: OutputSpec, overwrite: Bool) throws -> [String: Any]
+    /// `DELETE /api/outputs/ID`: the output ends whole (trailer written, push closed).
+    func removeOutput(_ id: String) throws
 }

@@ -16,22 +16,16 @@ extension Pipeline: JobControl {
             }
             return o
         }
-        let outputs = outputSpecs.indices.map { i -> [String: Any] in
-            let spec = outputSpecs[i], name = spec.destination.description
-            var settings: [String: Any] = [:]
-            if let session = plan.sessions.first(where: { $0.destinations.contains(i) }) {
-                if let v = session.video, laneFormats.indices.contains(v) {
-                    let encode = plan.videoEncodes[v], format = laneFormats[v]
-                    settings["vcodec"] = encode.settings.codec.rawValue
-                    settings["size"] = "\(format.width)x\(format.height)"
-                    settings["fps"] = format.fps.description
-                    settings["vbitrate"] = laneTargets[v]?.current ?? encode.settings.bitRate
-                    settings["adapts"] = encode.adapts
-                }
-                if let a = session.audio { settings["abitrate"] = plan.audioEncodes[a].bitRate }
-            }
-            return ["id": Self.outputID(i), "target": name, "format": spec.format.rawValue,
-                    "state": (s.outputStates[name] ?? .writing).description, "bytes": s.outputBytes[name] ?? 0, "settings": settings]
+        var outputs = outputSpecs.indices.map { i -> [String: Any] in
+            let session = plan.sessions.first { $0.destinations.contains(i) }
+            let v = session?.video.flatMap { laneFormats.indices.contains($0) ? $0 : nil }
+            return Self.describe(Self.outputID(i), outputSpecs[i], s,
+                                 video: v.map { (plan.videoEncodes[$0].settings, laneFormats[$0], laneTargets[$0], plan.videoEncodes[$0].adapts) },
+                                 audio: session?.audio.map { plan.audioEncodes[$0] })
+        }
+        for o in live?.all ?? [] {
+            outputs.append(Self.describe(o.id, o.spec, s, video: o.video.map { ($0.settings, $0.lane.format, $0.lane.target, false) },
+                                         audio: o.audio?.settings))
         }
         return ["sources": sources, "outputs": outputs, "media_time_s": s.mediaTime, "segments": segments != nil]
     }
@@ -67,6 +61,16 @@ extension Pipeline: JobControl {
         guard ControlAPI.bitRates.contains(bitRate) else {
             throw ControlError.badRequest("vbitrate", "vbitrate is bits per second from 16k to 100M: 800000 or \"800k\"")
         }
+        if let added = live?.all.first(where: { $0.id == output }) {
+            let others = (live?.all ?? []).filter { $0.id != output && !$0.removed && $0.video?.lane === added.video?.lane }.map(\.id)
+            guard let lane = added.video?.lane, !laneTargets.contains(where: { $0 === lane.target }), others.isEmpty,
+                  let dial = lane.target as? BitRateDial else {
+                throw ControlError.conflict("vbitrate", "\(output) shares its video encode\(others.isEmpty ? " with the outputs given at the start" : " with " + others.joined(separator: ", ")): add it with a vbitrate of its own, so its encode is its own")
+            }
+            dial.set(bitRate)
+            statistics.changed(output, "vbitrate", .number(Double(bitRate)))
+            return
+        }
         guard let i = Self.outputIndex(output), outputSpecs.indices.contains(i),
               let session = plan.sessions.first(where: { $0.destinations.contains(i) }) else {
             throw ControlError.notFound("no output \(output): the outputs are \(outputSpecs.indices.map(Self.outputID).joined(separator: ", "))")
@@ -86,6 +90,44 @@ extension Pipeline: JobControl {
     }
 
     private static let notLive = ControlError.conflict(nil, "this job was started without live control: set RecordConfiguration.liveControl (livemux: --control-key-file)")
+
+    /// `GET /api`'s object for one output.
+    private static func describe(_ id: String, _ spec: OutputSpec, _ s: StatisticsSnapshot,
+                                 video: (settings: VideoSettings, format: VideoFormat, target: BitRateTarget?, adapts: Bool)?,
+                                 audio: AudioSettings?) -> [String: Any] {
+        let name = spec.destination.description
+        var settings: [String: Any] = [:]
+        if let video {
+            settings["vcodec"] = video.settings.codec.rawValue
+            settings["size"] = "\(video.format.width)x\(video.format.height)"
+            settings["fps"] = video.format.fps.description
+            settings["vbitrate"] = video.target?.current ?? video.settings.bitRate
+            settings["adapts"] = video.adapts
+        }
+        if let audio { settings["abitrate"] = audio.bitRate }
+        return ["id": id, "target": name, "format": spec.format.rawValue, "state": (s.outputStates[name] ?? .writing).description,
+                "bytes": s.outputBytes[name] ?? 0, "settings": settings]
+    }
+
+    /// A new output, as `-o` would make it, from its next keyframe; its description.
+    public func addOutput(_ spec: OutputSpec, overwrite: Bool = false) throws -> [String: Any] {
+        guard let live else { throw Self.notLive }
+        let id = try live.add(spec, overwrite: overwrite)
+        statistics.changed(id, "added", .none)
+        return (controlDescription()["outputs"] as? [[String: Any]])?.first { $0["id"] as? String == id } ?? ["id": id]
+    }
+
+    /// Ends an output added while the job runs: its file is finished, its push closed.
+    public func removeOutput(_ id: String) throws {
+        guard let live else { throw Self.notLive }
+        guard try live.remove(id) else {
+            if let i = Self.outputIndex(id), outputSpecs.indices.contains(i) {
+                throw ControlError.conflict(nil, "\(id) was given at the start, and only outputs added while the job runs can be removed yet: stop the job to end it")
+            }
+            throw ControlError.notFound("no output \(id)")
+        }
+        statistics.changed(id, "removed", .none)
+    }
 
     /// Outputs are named by their place among the `-o` given: o0, o1 …
     static func outputID(_ index: Int) -> String { "o\(index)" }

@@ -1,4 +1,5 @@
 import FFmpeg
+import POSIX
 
 /// Turns captured audio into AAC packets on the shared timeline: resamples with libswresample,
 /// trims what was captured before the timeline's start sample-accurately (or, when its first
@@ -12,7 +13,9 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
     /// The rate and channels encoded at; every source is resampled to them.
     let format: AudioFormat
     /// One per audio encode; each feeds its mux sessions until they are cancelled.
-    private let lanes: [AudioLane]
+    private var lanes: [AudioLane]
+    /// Lanes added while the job runs (the control API's new outputs), taken at the next frame.
+    private let added = Locked([AudioLane]())
     /// Which of `lanes` still have a session that takes packets.
     private var open: [Bool]
     private let timeline: Timeline
@@ -175,8 +178,17 @@ final class AudioEncoder: FrameConsumer, @unchecked Sendable {
         lanes.forEach { $0.end() }
     }
 
+    /// Adds a lane from any thread: it gets the frames from the next one on.
+    func add(_ lane: AudioLane) { added.withLock { $0.append(lane) } }
+
     /// Sends a frame (nil: the flush) to every lane still open; false once none is.
     private func send(_ frame: Frame?, promising: Bool) throws -> Bool {
+        let new = added.withLock { a in
+            defer { a = [] }
+            return a
+        }
+        lanes += new
+        open += new.map { _ in true }
         for i in lanes.indices where open[i] {
             open[i] = try lanes[i].encode(frame, promising: promising, captured: captureTime(at:))
         }

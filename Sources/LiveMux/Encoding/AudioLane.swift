@@ -5,7 +5,7 @@ import FFmpeg
 /// the running sample count. Used by the audio encoder's capture thread only.
 final class AudioLane {
     private let encoder: Encoder
-    private let tee: PacketTee
+    let tee: PacketTee
     private let statistics: Statistics
     /// Samples per encoded frame.
     let frameSize: Int

@@ -1,44 +1,97 @@
 import FFmpeg
+import POSIX
 
 /// Hands each packet of one encode to every mux session it feeds (outputs that share this
 /// encode but not the other kind's): the last queue gets the packet, the others a reference to
-/// its data, never a copy. A queue that was cancelled (every output of its session stopped)
-/// is left out from then on. Used by its encode's thread only.
-final class PacketTee {
-    private let queues: [MuxQueue]
-    /// The session each queue belongs to, for `measures`.
-    private let sessions: [Int]
-    /// Which of `queues` still take packets.
-    private var open: [Bool]
+/// its data, never a copy. A queue that was cancelled (every output of its session stopped) is
+/// left out from then on. A session added while the job runs (the control API) joins at this
+/// encode's next keyframe, which it asks for, and its audio from that keyframe's time
+/// (`LiveJoin`); one removed gets the end of the stream and writes its trailer. Used by its
+/// encode's thread; `join`, `leave` and `wantsKeyframe` from any.
+final class PacketTee: @unchecked Sendable {
+    private struct Branch {
+        let queue: MuxQueue
+        /// The session the queue belongs to, for `measures`.
+        let session: Int
+        var open = true
+        /// Joined while running: nothing until the video keyframe (or, for audio, its time).
+        var join: LiveJoin?
+    }
+    /// Used by the encode's thread only, after `init`.
+    private var branches: [Branch]
     private let statistics: Statistics
+    /// Sessions joining or leaving, taken by the encode's thread at its next packet.
+    private let changes = Locked((joining: [Branch](), leaving: [ObjectIdentifier](), keyframeAsked: false))
 
     init(queues: [MuxQueue], sessions: [Int], statistics: Statistics) {
-        precondition(queues.count == sessions.count && !queues.isEmpty, "one session per queue, at least one")
-        self.queues = queues
-        self.sessions = sessions
-        open = queues.map { _ in true }
+        precondition(queues.count == sessions.count, "one session per queue")
+        branches = zip(queues, sessions).map { Branch(queue: $0, session: $1) }
         self.statistics = statistics
     }
 
-    /// Some session still takes packets.
-    var isOpen: Bool { open.contains(true) }
+    /// Some session still takes packets (or is joining).
+    var isOpen: Bool { branches.contains(where: \.open) || changes.withLock { !$0.joining.isEmpty } }
 
     /// Whether this encode's packets are the recording's now: a session it feeds measures it.
-    var measures: Bool { sessions.contains(where: statistics.measures) }
+    var measures: Bool { branches.contains { statistics.measures($0.session) } }
+
+    /// A session added while running: its queue gets this encode's packets from `join`'s point on.
+    func join(_ queue: MuxQueue, session: Int, at join: LiveJoin) {
+        changes.withLock {
+            $0.joining.append(Branch(queue: queue, session: session, join: join))
+            $0.keyframeAsked = true
+        }
+    }
+
+    /// A session removed while running: its queue gets the end of this stream after the packets it has.
+    func leave(_ queue: MuxQueue) { changes.withLock { $0.leaving.append(ObjectIdentifier(queue)) } }
+
+    /// Whether a joining session waits for a keyframe: the next frame is forced to be one (once).
+    func takeKeyframeRequest() -> Bool {
+        changes.withLock { c in
+            defer { c.keyframeAsked = false }
+            return c.keyframeAsked
+        }
+    }
 
     /// Queues the packet for every session still open; false once none is.
     func push(_ packet: Packet, stream: StreamKind, timeBase: Rational, captureTime: Int64, nextDTSAtLeast: Int64?) throws -> Bool {
-        let last = open.lastIndex(of: true)
-        for i in queues.indices where open[i] {
+        applyChanges(stream)
+        let time = Timestamp.rescale(packet.pts, from: timeBase, to: .microseconds)
+        var last: Int?
+        for i in branches.indices where branches[i].open {
+            if let join = branches[i].join {
+                guard join.admits(stream, keyframe: packet.isKeyframe, at: time) else { continue }
+                branches[i].join = nil
+            }
+            last = i
+        }
+        for i in branches.indices where branches[i].open && branches[i].join == nil {
             let copy = i == last ? packet : try packet.reference()
-            if !queues[i].push(EncodedPacket(stream: stream, packet: copy, timeBase: timeBase, captureTime: captureTime,
-                                             nextDTSAtLeast: nextDTSAtLeast)) {
-                open[i] = false
+            if !branches[i].queue.push(EncodedPacket(stream: stream, packet: copy, timeBase: timeBase, captureTime: captureTime,
+                                                     nextDTSAtLeast: nextDTSAtLeast)) {
+                branches[i].open = false
             }
         }
         return isOpen
     }
 
     /// Ends `stream` in every queue (each drains what it holds, then writes its trailers).
-    func end(_ stream: StreamKind) { queues.forEach { $0.end(stream) } }
+    func end(_ stream: StreamKind) {
+        applyChanges(stream)
+        branches.forEach { $0.queue.end(stream) }
+    }
+
+    private func applyChanges(_ stream: StreamKind) {
+        let (joining, leaving) = changes.withLock { c in
+            defer { (c.joining, c.leaving) = ([], []) }
+            return (c.joining, c.leaving)
+        }
+        branches += joining
+        for id in leaving {
+            guard let i = branches.firstIndex(where: { ObjectIdentifier($0.queue) == id }) else { continue }
+            branches[i].queue.end(stream)
+            branches.remove(at: i)
+        }
+    }
 }

@@ -1,4 +1,5 @@
 import FFmpeg
+import POSIX
 
 /// Turns captured video frames into encoded packets on the shared timeline: places each frame on
 /// the recording's frame grid, converts it with libswscale once per size its lanes encode at, and
@@ -9,7 +10,9 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
     // Used by one thread only.
     /// The recording's size and rate (the frame grid is 1/fps); a lane may encode another.
     let format: VideoFormat
-    private let lanes: [VideoLane]
+    private var lanes: [VideoLane]
+    /// Lanes added while the job runs (the control API's new outputs), taken at the next frame.
+    private let added = Locked([VideoLane]())
     private let timeline: Timeline
     private let statistics: Statistics
     /// The dashboard's snapshot takes a frame from here when it wants one.
@@ -70,6 +73,10 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
         // A drift correction forward leaves a slot empty: this frame fills it too.
         let firstSlot = steppedForward && lastPTS >= 0 && pts - lastPTS == 2 ? lastPTS + 1 : pts
         lastPTS = pts
+        lanes += added.withLock { a in
+            defer { a = [] }
+            return a
+        }
         // Each size once, from the frame as captured.
         var pictures: [(width: Int, height: Int, frame: Frame)] = []
         let inputs = try lanes.map { lane in
@@ -93,6 +100,9 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
         return !isDone
     }
 
+    /// Adds a lane from any thread: it gets frames from the next one on (its first is a keyframe).
+    func add(_ lane: VideoLane) { added.withLock { $0.append(lane) } }
+
     /// Whether the frame at grid slot `pts` must be a keyframe for a segment's cut: the mux thread
     /// cuts at the first keyframe after a request, or in a new clock period, which is this frame.
     private func forcesKeyframe(at pts: Int64) -> Bool {
@@ -108,6 +118,10 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
     /// Flushes the encoders and ends the stream.
     func finish() throws {
         isDone = true
+        lanes += added.withLock { a in
+            defer { a = [] }
+            return a
+        }
         for lane in lanes { try lane.finish() }
     }
 }

@@ -10,7 +10,7 @@ final class VideoLane {
     /// The size and rate this lane encodes at.
     let format: VideoFormat
     private let encoder: Encoder
-    private let tee: PacketTee
+    let tee: PacketTee
     /// Where a new bit rate comes from (the primary network output's link, the control API);
     /// nil: a constant bit rate.
     let target: BitRateTarget?
@@ -66,8 +66,10 @@ final class VideoLane {
 
     /// Encodes `frame` (already at this lane's size) placed at slot `slot` of the recording's
     /// grid `grid` (a keyframe if asked), and queues what the encoder has ready.
-    func encode(_ frame: Frame, slot: Int64, of grid: FrameRate, capturedAt wallTime: Int64, keyframe: Bool = false) throws {
+    func encode(_ frame: Frame, slot: Int64, of grid: FrameRate, capturedAt wallTime: Int64, keyframe given: Bool = false) throws {
         guard !isDone else { return }
+        // A session joining while the job runs starts at a keyframe: the next one is forced.
+        let keyframe = given || tee.takeKeyframeRequest()
         let own = grid == format.fps ? slot : Self.slot(of: slot, on: grid, at: format.fps)
         guard own > lastSlot else {
             keyframeOwed = keyframeOwed || keyframe

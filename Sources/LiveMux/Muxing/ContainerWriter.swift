@@ -13,7 +13,9 @@ final class ContainerWriter: @unchecked Sendable {
     @exclusivity(unchecked) private var outputTimeBase = PerStream<Rational?>(repeating: nil)
     @exclusivity(unchecked) private var lastDTS = PerStream<Int64?>(repeating: nil)
     /// Where this writer's timestamps start (a segment's first keyframe: DTS and time base); nil: 0.
-    private let origin: (dts: Int64, timeBase: Rational)?
+    @exclusivity(unchecked) private var origin: (dts: Int64, timeBase: Rational)?
+    /// The origin is the first packet's DTS (an output added while the job runs: its keyframe).
+    private let startsAtFirstPacket: Bool
     /// The origin in each stream's packet time base, subtracted from every timestamp before it is
     /// rescaled: subtracting two rounded milliseconds put a segment's frames off their grid
     /// (0, 33, 66 ms at 30 fps), and ffmpeg's CLI then gave two frames one slot.
@@ -26,10 +28,11 @@ final class ContainerWriter: @unchecked Sendable {
     }
 
     init(format: ContainerFormat, seekable: Bool, streams: [StreamDescription], asfPacketSize: Int? = nil,
-         flvHEVC: FLVHEVCMode = .enhanced, origin: (dts: Int64, timeBase: Rational)? = nil) throws {
+         flvHEVC: FLVHEVCMode = .enhanced, origin: (dts: Int64, timeBase: Rational)? = nil, startsAtFirstPacket: Bool = false) throws {
         self.format = format
         self.seekable = seekable
         self.origin = origin
+        self.startsAtFirstPacket = startsAtFirstPacket
         let sorted = streams.sorted(by: { $0.kind < $1.kind })
         if format == .flv && sorted.contains(where: { $0.kind == .video && $0.parameters.isHEVC }) {
             // FFmpeg 5.1's FLV muxer has no HEVC: LiveMux writes these FLV tags itself.
@@ -69,6 +72,7 @@ final class ContainerWriter: @unchecked Sendable {
     /// dropped because it would make DTS go backwards.
     func write(_ p: EncodedPacket) throws -> Chunk? {
         guard let index = streamIndex[p.stream], let tb = outputTimeBase[p.stream] else { return nil }
+        if origin == nil && startsAtFirstPacket { origin = (p.dts, p.timeBase) }
         let offset = self.offset(p.stream, in: p.timeBase)
         var dts = Timestamp.rescale(p.dts - offset, from: p.timeBase, to: tb)
         var pts = Timestamp.rescale(p.packet.pts - offset, from: p.timeBase, to: tb)

@@ -40,6 +40,8 @@ final class MuxSession: @unchecked Sendable {
     private let streamingASFPacketSize: Int?
     private let flvHEVC: FLVHEVCMode
     private let segments: SegmentPlan?
+    /// An output added while the job runs: its timestamps start at its first packet, a keyframe.
+    private let startsAtFirstPacket: Bool
     /// 0; 1 for a second session (URL outputs with an encode of their own; see `MuxThread`).
     private let index: Int
     private let server: HTTPServer?
@@ -66,8 +68,10 @@ final class MuxSession: @unchecked Sendable {
     init(queue: MuxQueue, outputs: Outputs, streams: [ContainerWriter.StreamDescription]?,
          extraRoute: (format: ContainerFormat, seekable: Bool, sinks: [ChunkSink])? = nil,
          streamingASFPacketSize: Int? = nil, statistics: Statistics = Statistics(), index: Int = 0,
-         recycle: PacketPool? = nil, adaptive: AdaptiveBitrate? = nil, report: @escaping @Sendable (String) -> Void) throws {
+         recycle: PacketPool? = nil, adaptive: AdaptiveBitrate? = nil, startsAtFirstPacket: Bool = false,
+         report: @escaping @Sendable (String) -> Void) throws {
         self.queue = queue
+        self.startsAtFirstPacket = startsAtFirstPacket
         self.index = index
         self.statistics = statistics
         self.recycle = recycle
@@ -90,7 +94,10 @@ final class MuxSession: @unchecked Sendable {
         self.hubs = hubs
         flvHEVC = outputs.flvHEVC
         segments = outputs.segments
-        if let streams { try Self.makeWriters(&routes, streams, hubs: hubs, streamingASFPacketSize: streamingASFPacketSize, flvHEVC: flvHEVC, segments: segments) }
+        if let streams {
+            try Self.makeWriters(&routes, streams, hubs: hubs, streamingASFPacketSize: streamingASFPacketSize, flvHEVC: flvHEVC, segments: segments,
+                                 startsAtFirstPacket: startsAtFirstPacket)
+        }
         self.routes = routes
         outputNames = outputs.destinations.map(\.destination.description) + (extraRoute?.sinks.map(\.name) ?? [])
         statistics.outputsGiven(outputNames)
@@ -138,12 +145,14 @@ final class MuxSession: @unchecked Sendable {
     var networkSnapshots: [NetworkOutputSnapshot] { networkSinks.map(\.snapshot) }
 
     private static func makeWriters(_ routes: inout [Route], _ streams: [ContainerWriter.StreamDescription], hubs: [StreamHub],
-                                    streamingASFPacketSize: Int?, flvHEVC: FLVHEVCMode, segments: SegmentPlan?) throws {
+                                    streamingASFPacketSize: Int?, flvHEVC: FLVHEVCMode, segments: SegmentPlan?,
+                                    startsAtFirstPacket: Bool = false) throws {
         for i in routes.indices where routes[i].writer == nil {
             let r = routes[i]
             guard r.segmented, let plan = segments else {
                 routes[i].writer = try ContainerWriter(format: r.format, seekable: r.seekable, streams: streams,
-                                                       asfPacketSize: r.seekable ? nil : streamingASFPacketSize, flvHEVC: flvHEVC)
+                                                       asfPacketSize: r.seekable ? nil : streamingASFPacketSize, flvHEVC: flvHEVC,
+                                                       startsAtFirstPacket: startsAtFirstPacket)
                 continue
             }
             let segmenter = Segmenter(plan: plan, hasVideo: streams.contains { $0.kind == .video }) { origin in

@@ -1,0 +1,168 @@
+import Foundation
+import FFmpeg
+import POSIX
+
+/// The outputs added and removed while a recording runs (`POST` and `DELETE /api/outputs`).
+/// Each gets a mux session of its own — a queue, a mux thread, its writer and sink — fed by the
+/// encodes it asks for: an existing one with the same settings (so the others never notice) or a
+/// new one, added to the video or audio encoder at its next frame. It starts at the next
+/// keyframe, which its encode is asked for, with timestamps from 0 (`LiveJoin`,
+/// `ContainerWriter.startsAtFirstPacket`); removed, it gets the end of its streams and writes its
+/// trailer, so a file is complete and a push closes cleanly.
+final class LiveOutputs: @unchecked Sendable {
+    /// One encode the outputs may share: its settings, and the lane (whose tee is thread-safe).
+    struct VideoEncode { let settings: VideoSettings; let adapts: Bool; let lane: VideoLane }
+    struct AudioEncode { let settings: AudioSettings; let lane: AudioLane }
+
+    struct Output {
+        let id: String
+        let spec: OutputSpec
+        let session: MuxSession
+        let queue: MuxQueue
+        let video: VideoEncode?
+        let audio: AudioEncode?
+        var removed = false
+    }
+
+    private struct State {
+        var video: [VideoEncode]
+        var audio: [AudioEncode]
+        var outputs: [Output] = []
+        /// The index of the next session (statistics and mux threads tell sessions by it).
+        var nextSession: Int
+        /// The id of the next output: they go on from the outputs given at start.
+        var nextOutput: Int
+        /// Set when the job stops: no output may join any more.
+        var closed = false
+    }
+    private let state: Locked<State>
+
+    /// What a new output's encode and session are made from.
+    struct Context {
+        let video: VideoSettings?
+        let audio: AudioSettings?
+        let videoFormat: VideoFormat?
+        let audioFormat: AudioFormat?
+        let videoEncoder: VideoEncoder?
+        let audioEncoder: AudioEncoder?
+        /// The job's outputs: their policies (reconnect, queues, TLS) apply to the new ones.
+        let outputs: Outputs
+        let queueCapacity: Int
+        let statistics: Statistics
+        let quiet: Bool
+        let report: @Sendable (String) -> Void
+    }
+    private let context: Context
+
+    init(_ context: Context, video: [VideoEncode], audio: [AudioEncode], firstSession: Int, firstOutput: Int) {
+        self.context = context
+        state = Locked(State(video: video, audio: audio, nextSession: firstSession, nextOutput: firstOutput))
+    }
+
+    var all: [Output] { state.withLock { $0.outputs } }
+
+    /// The sessions to finish with the job's own.
+    var sessions: [MuxSession] { state.withLock { $0.outputs.map(\.session) } }
+
+    /// No output joins from now on; every queue is ended (one whose encode had already finished
+    /// when it joined would otherwise wait for ever).
+    func close() {
+        let queues = state.withLock { s in
+            s.closed = true
+            return s.outputs.map(\.queue)
+        }
+        for q in queues { StreamKind.allCases.forEach(q.end) }
+    }
+
+    /// Adds an output; its id. Throws a `ControlError` having created nothing.
+    func add(_ spec: OutputSpec, overwrite: Bool) throws -> String {
+        let c = context
+        var outputs = c.outputs
+        outputs.destinations = [spec]
+        (outputs.listen, outputs.controlAccess, outputs.segments) = (nil, nil, nil)
+        outputs.overwriteFiles = overwrite
+        do { try outputs.validate() } catch { throw ControlError.badRequest("output", ExplainedError.describe(error).message) }
+        if spec.destination == .standardOutput { throw ControlError.badRequest("output", "stdout is an output of the command line only") }
+        if case .file(let path) = spec.destination, !overwrite, FileManager.default.fileExists(atPath: path) {
+            throw ControlError.badRequest("overwrite", "\(path) exists: give \"overwrite\": true to replace it, or another name")
+        }
+        return try state.withLock { s in
+            guard !s.closed else { throw ControlError.conflict(nil, "the job is stopping: no output can be added") }
+            let video = try c.video.map { try Self.videoEncode(spec.encoding.applied(to: $0), in: s, c) }
+            let audio = try c.audio.map { try Self.audioEncode(spec.encoding.applied(to: $0), in: s, c) }
+            let kinds = [video.map { _ in StreamKind.video }, audio.map { _ in StreamKind.audio }].compactMap { $0 }
+            let queue = MuxQueue(streams: kinds, capacity: c.queueCapacity, singleProducer: false, startAtZero: true)
+            outputs.sendBufferBytes = Pipeline.sendBufferBytes(videoBitRate: video?.settings.bitRate ?? 0, audioBitRate: audio?.settings.bitRate ?? 0)
+            let session: MuxSession
+            do {
+                let streams = try [video.map { try $0.lane.streamDescription() }, audio.map { try $0.lane.streamDescription() }].compactMap { $0 }
+                session = try MuxSession(queue: queue, outputs: outputs, streams: streams, streamingASFPacketSize: MuxSession.liveASFPacketSize,
+                                         statistics: c.statistics, index: s.nextSession, startsAtFirstPacket: true, report: c.report)
+            } catch {
+                throw ControlError.badRequest("output", ExplainedError.describe(error).message)
+            }
+            session.start()
+            let join = LiveJoin(hasVideo: video != nil)
+            video?.lane.tee.join(queue, session: s.nextSession, at: join)
+            audio?.lane.tee.join(queue, session: s.nextSession, at: join)
+            // A new encode joins its encoder once its tee has the session, or it would find none and end.
+            if let video, !s.video.contains(where: { $0.lane === video.lane }) {
+                s.video.append(video)
+                c.videoEncoder?.add(video.lane)
+            }
+            if let audio, !s.audio.contains(where: { $0.lane === audio.lane }) {
+                s.audio.append(audio)
+                c.audioEncoder?.add(audio.lane)
+            }
+            let id = Pipeline.outputID(s.nextOutput)
+            s.outputs.append(Output(id: id, spec: spec, session: session, queue: queue, video: video, audio: audio))
+            s.nextSession += 1
+            s.nextOutput += 1
+            return id
+        }
+    }
+
+    /// Ends output `id`: false when no output added live has that id.
+    func remove(_ id: String) throws -> Bool {
+        let output: Output? = try state.withLock { s in
+            guard let i = s.outputs.firstIndex(where: { $0.id == id }) else { return nil }
+            guard !s.outputs[i].removed else { throw ControlError.conflict(nil, "\(id) is already ending") }
+            s.outputs[i].removed = true
+            return s.outputs[i]
+        }
+        guard let output else { return false }
+        output.video?.lane.tee.leave(output.queue)
+        output.audio?.lane.tee.leave(output.queue)
+        return true
+    }
+
+    /// The video encode with `settings`, else a new one (which `add` registers once it has a session).
+    private static func videoEncode(_ settings: VideoSettings, in s: State, _ c: Context) throws -> VideoEncode {
+        if let e = s.video.first(where: { $0.settings == settings && !$0.adapts }) { return e }
+        guard let base = c.videoFormat, c.videoEncoder != nil else { throw ControlError.conflict("output", "the job records no video") }
+        var format = base
+        if let w = settings.width, let h = settings.height { (format.width, format.height) = (w, h) }
+        if let fps = settings.fps { format.fps = fps }
+        let lane: VideoLane
+        do {
+            lane = try VideoLane(settings: settings, format: format, tee: PacketTee(queues: [], sessions: [], statistics: c.statistics),
+                                 target: BitRateDial(settings.bitRate), statistics: c.statistics, quiet: c.quiet)
+        } catch {
+            throw ControlError.badRequest(nil, "cannot open an encode at these settings: \(ExplainedError.describe(error).message)")
+        }
+        return VideoEncode(settings: settings, adapts: false, lane: lane)
+    }
+
+    private static func audioEncode(_ settings: AudioSettings, in s: State, _ c: Context) throws -> AudioEncode {
+        if let e = s.audio.first(where: { $0.settings == settings }) { return e }
+        guard let format = c.audioFormat, c.audioEncoder != nil else { throw ControlError.conflict("output", "the job records no audio") }
+        let lane: AudioLane
+        do {
+            lane = try AudioLane(settings: settings, format: format, tee: PacketTee(queues: [], sessions: [], statistics: c.statistics),
+                                 statistics: c.statistics)
+        } catch {
+            throw ControlError.badRequest("abitrate", "cannot open an audio encode at these settings: \(ExplainedError.describe(error).message)")
+        }
+        return AudioEncode(settings: settings, lane: lane)
+    }
+}
