@@ -64,7 +64,7 @@ final class OutputFateTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(try Tools.probe(kept).format.seconds ?? 0, 10, accuracy: 0.2)
     }
 
-    /// A file that fills its disk beside a push with an encode of its own (`Pipeline.encodesApart`):
+    /// A file that fills its disk beside a push with an encode of its own (`EncodePlan`):
     /// the file's session loses its every output, and the recording is measured on the push's from
     /// there (its frames, media time and bytes stood still at the moment the disk was full).
     func testAPushGoesOnBeingMeasuredWhenTheLocalOutputsAreGone() throws {

@@ -22,9 +22,9 @@ final class OutputStateTests: XCTestCase {
         ])
     }
 
-    /// The first session (the local outputs') measures the recording until every output of it
-    /// stopped; then the next (the URL outputs' with their own encode) does. A later session
-    /// stopping takes nothing from the first.
+    /// The first session measures the recording until every output of it stopped; then the next
+    /// still writing does, skipping those that stopped before. A later session stopping takes
+    /// nothing from the first.
     func testASessionWhoseOutputsAreAllGoneHandsOnTheMeasure() {
         let statistics = Statistics()
         XCTAssertTrue(statistics.measures(0))
@@ -33,6 +33,9 @@ final class OutputStateTests: XCTestCase {
         XCTAssertTrue(statistics.measures(0))
         statistics.sessionStopped(0)
         XCTAssertFalse(statistics.measures(0))
-        XCTAssertTrue(statistics.measures(1))
+        XCTAssertFalse(statistics.measures(1), "it stopped first")
+        XCTAssertTrue(statistics.measures(2))
+        statistics.sessionStopped(2)
+        XCTAssertTrue(statistics.measures(3))
     }
 }
