@@ -21,20 +21,30 @@ final class LiveControlLibraryTests: XCTestCase {
 
     func testAMuteAVolumeAndABitRateChangedFromSwift() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("livemux-control-\(UUID().uuidString).flv").path
-        defer { [path, path + ".2.flv"].forEach { try? FileManager.default.removeItem(atPath: $0) } }
+        defer { [path, path + ".2.flv", path + ".3.flv"].forEach { try? FileManager.default.removeItem(atPath: $0) } }
         let pipeline = try Pipeline(config(path, live: true))
         pipeline.start()
         while pipeline.statisticsSnapshot.mediaTime < 1 { usleep(20_000) }
         try pipeline.setAudio("a1", muted: true)
         try pipeline.setAudio("a0", volume: 0.5)
         try pipeline.setVideoBitRate(output: "o1", 200_000)
+        let added = try pipeline.addOutput(OutputSpec(destination: .file(path + ".3.flv"), format: .flv))
+        XCTAssertEqual(added["id"] as? String, "o2")
+        XCTAssertThrowsError(try pipeline.addOutput(OutputSpec(destination: .file(path), format: .flv))) {
+            XCTAssertEqual(($0 as? ControlError)?.field, "overwrite", "it exists")
+        }
+        while pipeline.statisticsSnapshot.mediaTime < 2 { usleep(20_000) }
+        try pipeline.removeOutput("o2")
+        XCTAssertThrowsError(try pipeline.removeOutput("o0")) { XCTAssertEqual(($0 as? ControlError)?.status, "409 Conflict") }
         XCTAssertThrowsError(try pipeline.setAudio("a2", muted: true)) { XCTAssertEqual(($0 as? ControlError)?.status, "404 Not Found") }
         XCTAssertThrowsError(try pipeline.setAudio("a0", volume: -1)) { XCTAssertEqual(($0 as? ControlError)?.field, "volume") }
         XCTAssertThrowsError(try pipeline.setVideoBitRate(output: "o0", 10)) { XCTAssertEqual(($0 as? ControlError)?.field, "vbitrate") }
         XCTAssertThrowsError(try pipeline.cutSegments()) { XCTAssertEqual(($0 as? ControlError)?.status, "409 Conflict") }
         try pipeline.wait()
         let changes = pipeline.statisticsSnapshot.changes.map { "\($0.target) \($0.setting)" }
-        XCTAssertEqual(changes, ["a1 mute", "a0 volume", "o1 vbitrate"])
+        XCTAssertEqual(changes, ["a1 mute", "a0 volume", "o1 vbitrate", "o2 added", "o2 removed"])
+        XCTAssertEqual(pipeline.statisticsSnapshot.outputStates[path + ".3.flv"], .finished)
+        XCTAssertGreaterThan(try FileManager.default.attributesOfItem(atPath: path + ".3.flv")[.size] as? Int ?? 0, 10_000)
     }
 
     func testAJobStartedWithoutLiveControlSaysSo() throws {
