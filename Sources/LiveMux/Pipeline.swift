@@ -1,5 +1,6 @@
 import Foundation
 import FFmpeg
+import POSIX
 
 /// The live pipeline: capture threads → encoders → `MuxSession`s (mux queue, mux thread, outputs).
 /// Outputs that ask for the same encode settings share one encode and one session; each distinct
@@ -22,7 +23,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     private let encoderThreads: [EncoderThread]
     /// One per distinct pair of encodes the outputs ask for (`EncodePlan`): the first runs the
     /// producers and measures the recording.
-    private let sessions: [MuxSession]
+    let sessions: [MuxSession]
     private var session: MuxSession { sessions[0] }
     /// Every output in the order given, for the last line of their fates.
     private let outputNames: [String]
@@ -44,6 +45,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     let segments: SegmentPlan?
     /// The outputs added while the job runs; nil without live control.
     let live: LiveOutputs?
+    /// The outputs given at the start that the control API removed (by index).
+    let removedOutputs = Locked(Set<Int>())
 
     /// - Parameter report: receives warnings (an output that stopped while others go on).
     public init(_ configuration: RecordConfiguration, quiet: Bool = false,
@@ -195,6 +198,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         plan.sessions.enumerated().map { i, session in
             var o = c.outputs
             o.destinations = session.destinations.map { c.outputs.destinations[$0] }
+            o.filesApart = c.liveControl || c.outputs.controlAccess != nil
             if !(session.viewers || (!c.outputs.servesViewers && i == 0)) { o.listen = nil }
             o.sendBufferBytes = sendBufferBytes(videoBitRate: session.video.map { plan.videoEncodes[$0].settings.bitRate } ?? 0,
                                                 audioBitRate: session.audio.map { plan.audioEncodes[$0].bitRate } ?? 0)

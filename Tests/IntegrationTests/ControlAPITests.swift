@@ -198,21 +198,22 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
     }
 
     /// Two files added 2 s in — one at the recording's settings (it shares the encode), one at
-    /// its own size and bit rates — and the second removed 6 s in: each starts with a keyframe
-    /// at 0 and decodes clean, the removed one is complete, and the first output keeps every frame.
+    /// its own size and bit rates — and the second removed 6 s in with a file given at the start:
+    /// each starts with a keyframe at 0 and decodes clean, the removed ones are complete, and the
+    /// first output keeps every frame.
     func testOutputsAddedAndRemovedWhileRecording() throws {
-        let (a, b, c) = ("\(dir)/a.flv", "\(dir)/b.flv", "\(dir)/c.asf")
+        let (a, given, b, c) = ("\(dir)/a.flv", "\(dir)/given.flv", "\(dir)/b.flv", "\(dir)/c.asf")
         let job = try ServingLivemux(["record", "-q", "-t", "10", "--http", "127.0.0.1:0", "--control-key-file", keyFile,
-                                      "--size", "640x360", "-o", a], directory: dir)
+                                      "--size", "640x360", "-o", a, "-o", given], directory: dir)
         let port = try port(job)
         while mediaTime(port) < 2 { usleep(20_000) }
         let added = mediaTime(port)
         let shared = call(port, "POST", "/api/outputs", body: #"{"output": "\#(b)"}"#)
         XCTAssertEqual(shared.status, 201, "\(shared.json)")
-        XCTAssertEqual(shared.json["id"] as? String, "o1")
+        XCTAssertEqual(shared.json["id"] as? String, "o2")
         let own = call(port, "POST", "/api/outputs", body: #"{"output": "\#(c)", "size": "320x240", "vbitrate": "300k", "abitrate": 64000}"#)
         XCTAssertEqual(own.status, 201, "\(own.json)")
-        XCTAssertEqual(own.json["id"] as? String, "o2")
+        XCTAssertEqual(own.json["id"] as? String, "o3")
         for (body, field) in [(#"{"output": "\#(a)"}"#, "overwrite"), (#"{"output": "rtmp://127.0.0.1/live/k", "format": "asf"}"#, "format"),
                               (#"{"output": "x.mp4"}"#, "format"), (#"{"output": "\#(dir)/d.flv", "size": "641x360"}"#, "size"),
                               (#"{"output": "\#(dir)/d.flv", "sharpness": 2}"#, "sharpness")] {
@@ -223,17 +224,18 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: "\(dir)/d.flv"), "a refused output creates nothing")
         while mediaTime(port) < 6 { usleep(20_000) }
         let removed = mediaTime(port)
-        XCTAssertEqual(call(port, "DELETE", "/api/outputs/o2").status, 200)
-        XCTAssertEqual(call(port, "DELETE", "/api/outputs/o0").status, 409, "given at the start")
+        XCTAssertEqual(call(port, "DELETE", "/api/outputs/o3").status, 200)
+        XCTAssertEqual(call(port, "DELETE", "/api/outputs/o1").status, 200, "given at the start")
+        XCTAssertEqual(call(port, "DELETE", "/api/outputs/o1").status, 409, "already ending")
         XCTAssertEqual(call(port, "DELETE", "/api/outputs/o9").status, 404)
         let deadline = Date().addingTimeInterval(3)
         var state = ""
         repeat {
             let outputs = call(port, "GET", "/api").json["outputs"] as? [[String: Any]] ?? []
-            state = outputs.first { $0["id"] as? String == "o2" }?["state"] as? String ?? ""
+            state = outputs.filter { ["o1", "o3"].contains($0["id"] as? String) }.compactMap { $0["state"] as? String }.joined(separator: " ")
             usleep(50_000)
-        } while state != "finished" && Date() < deadline
-        XCTAssertEqual(state, "finished", "the removed output is complete")
+        } while state != "finished finished" && Date() < deadline
+        XCTAssertEqual(state, "finished finished", "the removed outputs are complete")
         XCTAssertEqual(job.wait(), 0, job.stderr)
         let first = try startsClean(a)
         XCTAssertEqual(first.frames, 300, "the first output keeps every frame")
@@ -242,31 +244,36 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         let third = try startsClean(c)
         XCTAssertEqual(third.width, 320)
         XCTAssertEqual(third.seconds, removed - added, accuracy: 0.3, "c from when it was added to when it was removed")
+        XCTAssertEqual(try startsClean(given).seconds, removed, accuracy: 0.3, "the file given at the start, to when it was removed")
         print("control, live outputs: added at \(added) s, removed at \(removed) s; b \(second.seconds) s, c \(third.seconds) s")
     }
 
-    /// A push added to nginx-rtmp while recording, and removed: the server's recording starts
-    /// with a keyframe and decodes clean; the file given at the start keeps every frame.
-    func testAPushAddedAndRemovedWhileRecording() throws {
+    /// A push added to nginx-rtmp while recording, and it and a push given at the start removed:
+    /// the server's recordings start with a keyframe and decode clean, the job ends with exit 0,
+    /// and the file given at the start keeps every frame.
+    func testPushesAddedAndRemovedWhileRecording() throws {
         try XCTSkipUnless(RTMPServer.isAvailable, "nginx with libnginx-mod-rtmp missing: run scripts/setup --test")
         let server = try RTMPServer(directory: dir, name: "nginx")
         try server.start()
         defer { server.stop() }
         let file = "\(dir)/a.flv"
         let job = try ServingLivemux(["record", "-q", "-t", "9", "--http", "127.0.0.1:0", "--control-key-file", keyFile,
-                                      "--size", "640x360", "-o", file], directory: dir)
+                                      "--size", "640x360", "-o", file, "-o", "rtmp://127.0.0.1:\(server.port)/live/given"], directory: dir)
         let port = try port(job)
         while mediaTime(port) < 2 { usleep(20_000) }
-        let push = call(port, "POST", "/api/outputs", body: #"{"output": "rtmp://127.0.0.1:\#(server.port)/live/key", "vbitrate": "500k"}"#)
+        let push = call(port, "POST", "/api/outputs", body: #"{"output": "rtmp://127.0.0.1:\#(server.port)/live/added", "vbitrate": "500k"}"#)
         XCTAssertEqual(push.status, 201, "\(push.json)")
         XCTAssertEqual(push.json["target"] as? String, "rtmp://127.0.0.1:\(server.port)/live/****", "the key is masked")
         while mediaTime(port) < 6 { usleep(20_000) }
+        XCTAssertEqual(call(port, "DELETE", "/api/outputs/o2").status, 200)
         XCTAssertEqual(call(port, "DELETE", "/api/outputs/o1").status, 200)
         XCTAssertEqual(job.wait(), 0, job.stderr)
         server.stop()
-        let pushed = try XCTUnwrap(try server.recordedFiles().last)
-        let recorded = try startsClean(pushed)
-        XCTAssertEqual(recorded.seconds, 4, accuracy: 0.5)
+        let recordings = try server.recordedFiles()
+        XCTAssertEqual(recordings.count, 2, "\(recordings)")
+        let seconds = try recordings.map { try startsClean($0).seconds }.sorted()
+        XCTAssertEqual(seconds[0], 4, accuracy: 0.5, "the push added at 2 s")
+        XCTAssertEqual(seconds[1], 6, accuracy: 0.5, "the push given at the start")
         XCTAssertEqual(try startsClean(file).frames, 270)
     }
 }

@@ -35,7 +35,8 @@ final class LiveControlLibraryTests: XCTestCase {
         }
         while pipeline.statisticsSnapshot.mediaTime < 2 { usleep(20_000) }
         try pipeline.removeOutput("o2")
-        XCTAssertThrowsError(try pipeline.removeOutput("o0")) { XCTAssertEqual(($0 as? ControlError)?.status, "409 Conflict") }
+        XCTAssertThrowsError(try pipeline.removeOutput("o9")) { XCTAssertEqual(($0 as? ControlError)?.status, "404 Not Found") }
+        XCTAssertThrowsError(try pipeline.removeOutput("o2")) { XCTAssertEqual(($0 as? ControlError)?.status, "409 Conflict", "already ending") }
         XCTAssertThrowsError(try pipeline.setAudio("a2", muted: true)) { XCTAssertEqual(($0 as? ControlError)?.status, "404 Not Found") }
         XCTAssertThrowsError(try pipeline.setAudio("a0", volume: -1)) { XCTAssertEqual(($0 as? ControlError)?.field, "volume") }
         XCTAssertThrowsError(try pipeline.setVideoBitRate(output: "o0", 10)) { XCTAssertEqual(($0 as? ControlError)?.field, "vbitrate") }

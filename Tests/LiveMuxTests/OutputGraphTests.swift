@@ -22,6 +22,18 @@ final class OutputGraphTests: XCTestCase {
         ])
     }
 
+    /// A job whose outputs may be removed one by one gives each file a muxer of its own, whose
+    /// trailer completes that file alone; streams still share theirs.
+    func testFilesApartEachHaveAMuxer() {
+        var o = outputs([(.file("a.flv"), .flv), (.file("b.flv"), .flv), (.network("rtmp://h/app/k"), .flv), (.standardOutput, .flv)])
+        o.filesApart = true
+        XCTAssertEqual(OutputGraph(o, fileSeeks: { _ in true }).writers, [
+            Writer(format: .flv, seekable: true, destinations: [0]),
+            Writer(format: .flv, seekable: true, destinations: [1]),
+            Writer(format: .flv, seekable: false, destinations: [2, 3]),
+        ])
+    }
+
     func testViewersJoinTheStreamingWriterOfEachContainer() {
         let graph = OutputGraph(outputs([(.network("rtmp://h/app/k"), .flv)], listen: true))
         XCTAssertEqual(graph.writers, [

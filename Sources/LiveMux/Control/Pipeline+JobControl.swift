@@ -117,15 +117,19 @@ extension Pipeline: JobControl {
         return (controlDescription()["outputs"] as? [[String: Any]])?.first { $0["id"] as? String == id } ?? ["id": id]
     }
 
-    /// Ends an output added while the job runs: its file is finished, its push closed.
+    /// Ends an output while the others go on: its file is finished, its push closed.
     public func removeOutput(_ id: String) throws {
         guard let live else { throw Self.notLive }
-        guard try live.remove(id) else {
-            if let i = Self.outputIndex(id), outputSpecs.indices.contains(i) {
-                throw ControlError.conflict(nil, "\(id) was given at the start, and only outputs added while the job runs can be removed yet: stop the job to end it")
-            }
-            throw ControlError.notFound("no output \(id)")
+        if try live.remove(id) {
+            statistics.changed(id, "removed", .none)
+            return
         }
+        guard let i = Self.outputIndex(id), outputSpecs.indices.contains(i),
+              let k = plan.sessions.firstIndex(where: { $0.destinations.contains(i) }) else { throw ControlError.notFound("no output \(id)") }
+        let name = outputSpecs[i].destination.description
+        if let problem = sessions[k].removalProblem(name) { throw ControlError.conflict(nil, "\(id) cannot end alone: \(problem)") }
+        guard removedOutputs.withLock({ $0.insert(i).inserted }) else { throw ControlError.conflict(nil, "\(id) is already ending") }
+        sessions[k].removeOutput(named: name)
         statistics.changed(id, "removed", .none)
     }
 

@@ -197,6 +197,18 @@ final class MuxSession: @unchecked Sendable {
         server?.dashboard.attach(statistics: statistics, frames: frames)
     }
 
+    /// Why output `name` cannot end alone while the others go on, else nil: files of one
+    /// container share one muxer, whose trailer seeks back into each of them.
+    func removalProblem(_ name: String) -> String? {
+        guard let route = routes.first(where: { $0.sinks.contains { $0.name == name } }) else { return "it is not an output of this job" }
+        let others = route.sinks.map(\.name).filter { $0 != name }
+        guard route.seekable, !others.isEmpty else { return nil }
+        return "it shares its muxer with \(others.joined(separator: ", ")), whose trailer completes both files"
+    }
+
+    /// Ends output `name` from the mux thread's next batch: its trailer, then its sink closed.
+    func removeOutput(named name: String) { muxThread?.remove(sinkNamed: name) }
+
     /// Lets the control API, when the session serves it, change `job`.
     func attachControl(_ job: any JobControl) { server?.controlAPI?.attach(job) }
 

@@ -46,6 +46,10 @@ final class MuxThread: @unchecked Sendable {
     /// 0; 1 for a second session's thread (URL outputs with an encode of their own): its last
     /// output stopping is said as a stop, since the first session's outputs go on.
     private let session: Int
+    /// Outputs the control API removes, by sink name, taken between batches.
+    private let removals = Locked([String]())
+    /// Threads closing removed sinks (a push may take seconds to flush), joined at the end.
+    @exclusivity(unchecked) private var closing: [WorkerThread] = []
     /// Whether this session's packets are the recording's in the statistics now (media time,
     /// bytes muxed, latency, late drops): the first session's, until every output of it stopped,
     /// then the next (`Statistics.measures`). Read once a batch.
@@ -81,6 +85,7 @@ final class MuxThread: @unchecked Sendable {
             measuring = statistics.measures(session)
             for i in batch.indices where !failed { write(batch[i]) }
             publishCounts()
+            applyRemovals()
             if let recycle { recycle.give(&batch) }
             batch.removeAll(keepingCapacity: true)
         }
@@ -103,6 +108,50 @@ final class MuxThread: @unchecked Sendable {
             }
         }
         publishCounts()
+        closing.forEach { $0.join() }
+    }
+
+    /// Ends output `name` from the next batch on (any thread): the last sink of its writer gets the
+    /// trailer first, so a file is complete; a stream's other sinks go on.
+    func remove(sinkNamed name: String) { removals.withLock { $0.append(name) } }
+
+    private func applyRemovals() {
+        let names = removals.withLock { r in
+            defer { r = [] }
+            return r
+        }
+        for name in names {
+            guard let i = outputs.indices.first(where: { outputs[$0].sinks.contains { $0.name == name } }),
+                  let sink = outputs[i].sinks.first(where: { $0.name == name }) else { continue }
+            if outputs[i].sinks.count == 1 {
+                do { deliver(try outputs[i].writer.trailer(), to: i) } catch { fail(error) }
+            }
+            if outputs[i].unreported > 0 { statistics.outputWrote(name, bytes: outputs[i].unreported) }
+            outputs[i].sinks.removeAll { $0 === sink }
+            closing.append(WorkerThread.spawn("livemux-close") { [statistics] in
+                do {
+                    try sink.close()
+                    statistics.outputFinished(sink.name)
+                } catch {
+                    statistics.outputStopped(sink.name, reason: ExplainedError.describe(error).message)
+                }
+            })
+            retired(i)
+            if outputs.allSatisfy(\.sinks.isEmpty) {
+                // Every output of the session was removed: a clean end, not a failure.
+                statistics.sessionStopped(session)
+                queue.cancel()
+            }
+        }
+    }
+
+    /// Output `i` lost a sink: when it was the measured one and has none left, the next still writing is measured.
+    private func retired(_ i: Int) {
+        if i == measured, outputs[i].sinks.isEmpty, let next = outputs.indices.first(where: { !outputs[$0].sinks.isEmpty }) {
+            // Its packets still waiting to be emitted will not be: the next output's are timed from here.
+            measured = next
+            latency = DeliveryLatency(format: outputs[next].writer.format)
+        }
     }
 
     /// Adds what was muxed and written since the last call to the statistics.
@@ -171,11 +220,7 @@ final class MuxThread: @unchecked Sendable {
         if reason.hasPrefix(sink.name + ": ") { reason.removeFirst(sink.name.count + 2) }
         stoppedOutputs[sink.name] = reason
         statistics.outputStopped(sink.name, reason: reason)
-        if i == measured, outputs[i].sinks.isEmpty, let next = outputs.indices.first(where: { !outputs[$0].sinks.isEmpty }) {
-            // Its packets still waiting to be emitted will not be: the next output's are timed from here.
-            measured = next
-            latency = DeliveryLatency(format: outputs[next].writer.format)
-        }
+        retired(i)
         let lastOne = outputs.allSatisfy { $0.sinks.isEmpty }
         if !lastOne || session > 0 { report("output \(sink.name) stopped: \(reason)") }
         if lastOne {

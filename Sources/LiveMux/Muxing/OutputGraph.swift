@@ -38,6 +38,12 @@ struct OutputGraph: Equatable {
                 writers.append(Writer(format: spec.format, seekable: true, destinations: [i], segmented: true))
                 continue
             }
+            // A job whose outputs may be removed one by one gives each file its own muxer, whose
+            // trailer then completes that file alone.
+            if outputs.filesApart && fileSeeks(path) {
+                writers.append(Writer(format: spec.format, seekable: true, destinations: [i]))
+                continue
+            }
             writers[index(spec.format, fileSeeks(path))].destinations.append(i)
         }
         if let c = callerSinks { writers[index(c.format, c.seekable)].callerSinks = true }

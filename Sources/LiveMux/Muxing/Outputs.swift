@@ -21,6 +21,9 @@ public struct Outputs: Sendable {
     public var viewerAccess: ViewerAccess?
     /// Who may change the job through the control API at `/api` on the same server (nil: no API).
     public var controlAccess: ControlAccess?
+    /// Each file gets a muxer of its own (not one per container), so one can end alone: a job
+    /// whose outputs may be removed while it runs (`RecordConfiguration.liveControl`).
+    var filesApart = false
     /// Replace output files that exist; when false, an existing regular file is an error.
     public var overwriteFiles = true
     /// How FLV outputs (files, stdout, URLs, /live.flv) signal HEVC; H.264 needs no choice.
