@@ -23,6 +23,11 @@ struct CtlCommand {
       volume aN GAIN        aN's gain in the mix: 0.5, 2, or -6dB
       vbitrate oN RATE      output oN's video bit rate (800k, 2M), where its encode is its own
       cut                   cut every file output's segment at the next keyframe (as SIGUSR1)
+      outputs add OUTPUT [--vbitrate R] [--size WxH] [--fps F] [--vcodec C] [--abitrate R]
+                        [-f asf|flv] [-y]
+                            a new output, as -o takes it, from the next keyframe; its own
+                            encode unless one with those settings runs; -y replaces a file
+      outputs remove oN     end output oN whole (file complete, push closed); the others go on
 
     OPTIONS
       --url URL             the job's address, the dashboard URL it printed
@@ -51,7 +56,7 @@ struct CtlCommand {
                 words.append(arg)
             }
         }
-        guard let verb = words.first else { throw UsageError("ctl needs a command: list, mute, unmute, volume, vbitrate or cut (see livemux help ctl)") }
+        guard let verb = words.first else { throw UsageError("ctl needs a command: list, mute, unmute, volume, vbitrate, cut or outputs (see livemux help ctl)") }
         let args = Array(words.dropFirst())
         func expect(_ count: Int, _ usage: String) throws {
             guard args.count == count else { throw UsageError("usage: livemux ctl \(usage)") }
@@ -72,11 +77,46 @@ struct CtlCommand {
         case "cut":
             try expect(0, "cut")
             (cmd.method, cmd.path) = ("POST", "/api/segments/cut")
+        case "outputs" where args.first == "remove":
+            guard args.count == 2 else { throw UsageError("usage: livemux ctl outputs remove oN") }
+            (cmd.method, cmd.path) = ("DELETE", "/api/outputs/\(args[1])")
+        case "outputs" where args.first == "add":
+            guard args.count >= 2 else { throw UsageError("usage: livemux ctl outputs add OUTPUT [--vbitrate R] [--size WxH] …") }
+            (cmd.method, cmd.path) = ("POST", "/api/outputs")
+            cmd.body = try Self.output(Array(args.dropFirst()))
         default:
-            throw UsageError("unknown ctl command '\(verb)' (list, mute, unmute, volume, vbitrate, cut; see livemux help ctl)")
+            throw UsageError("unknown ctl command '\(verb)' (list, mute, unmute, volume, vbitrate, cut, outputs add|remove; see livemux help ctl)")
         }
         if verb == "list" { cmd.path = "/api" }
         return cmd
+    }
+
+    /// `outputs add`'s body: the output, then its settings as record takes them after an -o.
+    private static func output(_ words: [String]) throws -> [String: Any] {
+        // As -o: @FILE and ${NAME} keep a stream key out of ps.
+        var body: [String: Any] = ["output": try SecretOutputArgument.resolve(words[0])]
+        var rest = words.dropFirst()
+        let fields = ["--vbitrate": "vbitrate", "-b:v": "vbitrate", "--abitrate": "abitrate", "-b:a": "abitrate", "--size": "size", "-s": "size",
+                      "--fps": "fps", "-r": "fps", "--vcodec": "vcodec", "-c:v": "vcodec", "-f": "format", "--format": "format"]
+        while let option = rest.popFirst() {
+            if option == "-y" {
+                body["overwrite"] = true
+                continue
+            }
+            guard let field = fields[option] else {
+                throw UsageError("outputs add takes --vbitrate, --size, --fps, --vcodec, --abitrate, -f and -y after the output, not '\(option)'")
+            }
+            guard let value = rest.popFirst() else { throw UsageError("\(option) needs a value") }
+            switch field {
+            case "vbitrate", "abitrate": body[field] = try Values.bitRate(value, option: option)
+            case "size":
+                let (w, h) = try Values.size(value, option: option)
+                body[field] = "\(w)x\(h)"
+            case "fps": body[field] = try Values.frameRate(value, option: option).description
+            default: body[field] = value
+            }
+        }
+        return body
     }
 
     func run() throws {

@@ -73,7 +73,8 @@ extension Pipeline: JobControl {
         }
         guard let i = Self.outputIndex(output), outputSpecs.indices.contains(i),
               let session = plan.sessions.first(where: { $0.destinations.contains(i) }) else {
-            throw ControlError.notFound("no output \(output): the outputs are \(outputSpecs.indices.map(Self.outputID).joined(separator: ", "))")
+            let ids = outputSpecs.indices.map(Self.outputID) + (live?.all.map(\.id) ?? [])
+            throw ControlError.notFound("no output \(output): the outputs are \(ids.joined(separator: ", "))")
         }
         guard let v = session.video, laneTargets.indices.contains(v) else { throw ControlError.conflict("vbitrate", "\(output) has no video") }
         if plan.videoEncodes[v].adapts {
