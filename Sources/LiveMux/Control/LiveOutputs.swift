@@ -74,8 +74,16 @@ final class LiveOutputs: @unchecked Sendable {
         for q in queues { StreamKind.allCases.forEach(q.end) }
     }
 
-    /// Adds an output; its id. Throws a `ControlError` having created nothing.
-    func add(_ spec: OutputSpec, overwrite: Bool) throws -> String {
+    /// Adds an output; its id. Throws a `ControlError` having created nothing. `busy`: the
+    /// outputs of the job still writing (a second writer would destroy what the first wrote).
+    func add(_ spec: OutputSpec, overwrite: Bool, busy: [Destination]) throws -> String {
+        let same = { (d: Destination) -> Bool in
+            guard case .file(let a) = d, case .file(let b) = spec.destination else { return d == spec.destination }
+            return Self.canonical(a) == Self.canonical(b)
+        }
+        if busy.contains(where: same) || all.contains(where: { !$0.removed && same($0.spec.destination) }) {
+            throw ControlError.badRequest("output", "\(spec.destination) is already an output of this job: give another")
+        }
         let c = context
         var outputs = c.outputs
         outputs.destinations = [spec]
@@ -134,6 +142,11 @@ final class LiveOutputs: @unchecked Sendable {
         output.video?.lane.tee.leave(output.queue)
         output.audio?.lane.tee.leave(output.queue)
         return true
+    }
+
+    /// A file's path with links resolved, so two names of one file are seen as one.
+    private static func canonical(_ path: String) -> String {
+        URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL.path
     }
 
     /// The video encode with `settings`, else a new one (which `add` registers once it has a session).

@@ -113,14 +113,22 @@ extension Pipeline: JobControl {
     /// A new output, as `-o` would make it, from its next keyframe; its description.
     public func addOutput(_ spec: OutputSpec, overwrite: Bool = false) throws -> [String: Any] {
         guard let live else { throw Self.notLive }
-        let id = try live.add(spec, overwrite: overwrite)
+        let busy = outputSpecs.indices.filter { i in !removedOutputs.withLock { $0.contains(i) } }.map { outputSpecs[$0].destination }
+        let id = try live.add(spec, overwrite: overwrite, busy: busy)
         statistics.changed(id, "added", .none)
         return (controlDescription()["outputs"] as? [[String: Any]])?.first { $0["id"] as? String == id } ?? ["id": id]
     }
 
-    /// Ends an output while the others go on: its file is finished, its push closed.
+    /// Ends an output while the others go on: its file is finished, its push closed. The last
+    /// one is refused: a job with no output left would end.
     public func removeOutput(_ id: String) throws {
         guard let live else { throw Self.notLive }
+        let given = outputSpecs.count - removedOutputs.withLock { $0.count }
+        let added = live.all.filter { !$0.removed }.count
+        let viewers = plan.sessions.contains(where: \.viewers)
+        if given + added <= 1 && !viewers, live.all.contains(where: { $0.id == id && !$0.removed }) || Self.outputIndex(id).map(outputSpecs.indices.contains) == true {
+            throw ControlError.conflict(nil, "\(id) is the job's last output: add another first, or stop the job to end it")
+        }
         if try live.remove(id) {
             statistics.changed(id, "removed", .none)
             return
