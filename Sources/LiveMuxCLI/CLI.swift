@@ -145,7 +145,8 @@ public enum CLI {
         // Created once everything else was checked and built: a failed start leaves no stats file.
         let stats = try cmd.statsPath.map { try StatsWriter(path: $0, overwrite: cmd.overwriteStats) }
         try cmd.segments?.open(overwrite: cmd.configuration.outputs.overwriteFiles)
-        return supervise(pipeline, signals: signals, quiet: cmd.quiet, verbose: cmd.verbose, stats: stats, segments: cmd.configuration.outputs.segments)
+        return supervise(pipeline, signals: signals, quiet: cmd.quiet, verbose: cmd.verbose, stats: stats, segments: cmd.configuration.outputs.segments,
+                         control: cmd.configuration.outputs.controlAccess)
     }
 
     static func mux(_ cmd: MuxCommand) throws -> ExitCode {
@@ -165,7 +166,7 @@ public enum CLI {
     /// segments, the progress line (and `--stats`) show while it runs, and a failure becomes one
     /// `error:` line and exit code 1.
     private static func supervise(_ job: LiveJob, signals: SignalHandling, quiet: Bool, verbose: Bool, remux: Bool = false,
-                                  stats: StatsWriter? = nil, segments: SegmentPlan? = nil) -> ExitCode {
+                                  stats: StatsWriter? = nil, segments: SegmentPlan? = nil, control: ControlAccess? = nil) -> ExitCode {
         // Where it listens is not chatter (port 0 picks one): said even with -q, but then with the
         // viewer key masked, as -q is how the key stays out of a log others read (docs/security.md).
         func shown(_ url: String) -> String { quiet ? maskedURL(url) : url }
@@ -173,6 +174,10 @@ public enum CLI {
             Terminal.write("serving viewers at \(job.viewerURLs.map(shown).joined(separator: " and "))\n")
         }
         if let dashboard = job.dashboardURL { Terminal.write("dashboard at \(shown(dashboard))\n") }
+        // Masked even without -q: the control key changes the job, and who started it has it in its file.
+        if let control, let dashboard = job.dashboardURL {
+            Terminal.write("control at \(maskedURL(control.pageURL(dashboard: dashboard)))\n")
+        }
         signals.attach(stop: job.stop, started: { job.statisticsSnapshot.everyStreamStarted }) {
             guard let segments else {
                 if !quiet { Terminal.warning("SIGUSR1 cuts segments, and no output is segmented (give --segment-time or --segment-size)") }

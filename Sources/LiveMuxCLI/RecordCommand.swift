@@ -85,7 +85,11 @@ struct RecordCommand {
                             output's bit rate, a segment cut). Every request carries
                             Authorization: Bearer KEY, KEY being FILE's first line (16
                             characters or more; FILE not readable by other users); a viewer
-                            key never grants control. livemux ctl is its client; docs/control.md
+                            key never grants control. The dashboard opened with #control=KEY
+                            (http://HOST:PORT/#control=KEY) shows controls for these; at
+                            start livemux prints that URL with the key masked, as "control
+                            at http://HOST:PORT/#control=****" (the key is never printed).
+                            livemux ctl is its client; docs/control.md
       -q                    no progress line, no warnings (serve: no viewer URLs); errors still show
       -v                    also show FFmpeg's own log
       -h, --help            this help

@@ -143,16 +143,14 @@ final class DashboardTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(serve.wait(), 0, serve.stderr)
     }
 
-    /// The page in headless Chromium (scripts/browse, over the DevTools protocol): after its
+    /// The page in headless Chromium (scripts/browser, through Selenium): after its
     /// script ran, its values are the stream's and they move between two loads, the snapshot
     /// loaded at the width asked and shows the SMPTE bars where the page placed it (read from the
     /// screenshot), each audio source's level shows, and neither the console nor the page's own
     /// error box has an error. The second
     /// load's screenshot is kept in .build/artefacts/DashboardTests/.
     func testThePageWorksInChromium() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium") else {
-            return XCTFail("no /usr/bin/chromium: run scripts/setup --test")
-        }
+        try Browser.skipUnlessAvailable()
         let serve = try ServingLivemux(["serve", "--listen", "127.0.0.1:0", "-t", "30",
                                         "--video", "lavfi:smptebars=size=640x360:rate=30",
                                         "--audio", "lavfi:sine", "--audio", "lavfi:sine=frequency=1000,volume=0.25"], directory: dir)
@@ -166,15 +164,11 @@ final class DashboardTests: TemporaryDirectoryTestCase {
         for load in 0..<2 {
             let dom = "\(dir)/dom\(load).html"
             let rect = "JSON.stringify(document.getElementById('snapshot').getBoundingClientRect())"
-            let browse = try Tools.run(Tools.packageRoot.appendingPathComponent("scripts/browse").path,
-                                       [page, "--seconds", "3", "--dom", dom, "--eval", rect] + (load == 1 ? ["--screenshot", screenshot] : []))
-            XCTAssertEqual(browse.status, 0, browse.stderr)
-            var lines = browse.stdoutText.split(separator: "\n").map(String.init)
-            let placed = try XCTUnwrap(lines.first { $0.hasPrefix("eval: ") }, browse.stdoutText)
-            lines.removeAll { $0 == placed }
-            XCTAssertEqual(lines, [], "console messages or script errors")
-            // The value is the JSON text of a string holding the rectangle's JSON.
-            let rectText = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(placed.dropFirst(6).utf8), options: .fragmentsAllowed) as? String)
+            let browser = try Browser.open(page, ["--seconds", "3", "--dom", dom, "--eval", rect] + (load == 1 ? ["--screenshot", screenshot] : []))
+            XCTAssertEqual(browser.status, 0, browser.stderr)
+            XCTAssertEqual(browser.console, [], "console messages or script errors")
+            // The value is a string holding the rectangle's JSON.
+            let rectText = try XCTUnwrap(try browser.value(0) as? String, "\(browser.evals)")
             picture = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(rectText.utf8)) as? [String: Double], rectText)
             let html = try String(contentsOfFile: dom, encoding: .utf8)
             XCTAssertTrue(html.contains(#"<pre id="errors"></pre>"#), "the page's error box: \(html)")
@@ -196,7 +190,7 @@ final class DashboardTests: TemporaryDirectoryTestCase {
 
         // The snapshot as the browser drew it: the seven bars' colours across the picture's top.
         let shot = try Tools.run("ffmpeg", ["-v", "error", "-i", screenshot, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]).stdout
-        let shotWidth = 1280  // scripts/browse's default --size 1280x900
+        let shotWidth = 1280  // scripts/browser's default --size 1280x900
         XCTAssertEqual(shot.count, shotWidth * 900 * 3, "the screenshot: \(screenshot)")
         let (left, top, width, height) = (picture["x"] ?? 0, picture["y"] ?? 0, picture["width"] ?? 0, picture["height"] ?? 0)
         XCTAssertGreaterThan(width, 300, "\(picture)")

@@ -37,6 +37,20 @@ final class MaskedURLTests: XCTestCase {
         XCTAssertEqual(maskedURL("rec.flv"), "rec.flv")
     }
 
+    /// The dashboard's control link carries its key in the fragment: every fragment value of an
+    /// http(s) URL goes, anchors stay; other schemes keep a `#` inside the value they mask.
+    func testAnHTTPFragmentsValuesAreMasked() {
+        XCTAssertEqual(maskedURL("http://127.0.0.1:8080/#control=0123456789abcdef"), "http://127.0.0.1:8080/#control=****")
+        XCTAssertEqual(maskedURL("http://h:1/?key=v1#control=c2&x=y"), "http://h:1/?key=****#control=****&x=****")
+        XCTAssertEqual(maskedURL("https://h/page#top"), "https://h/page#top")
+        XCTAssertEqual(maskedURL("srt://h:1?passphrase=abc#def"), "srt://h:1?passphrase=****")
+        XCTAssertEqual(Set(secretParts(of: "http://h/#control=K3Y&b=V4L")), ["K3Y", "V4L"])
+        let access = try! XCTUnwrap(ControlAccess(key: "k3y k3y&#0123456789"))
+        let page = access.pageURL(dashboard: "http://127.0.0.1:8080/")
+        XCTAssertEqual(page, "http://127.0.0.1:8080/#control=k3y%20k3y%26%230123456789", "percent-encoded, as URLSearchParams reads it")
+        XCTAssertEqual(maskedURL(page), "http://127.0.0.1:8080/#control=****")
+    }
+
     func testMaskedTextNeverContainsTheSecret() {
         for url in ["rtmp://h/live/K3Y", "rtmp://u:K3Y@h/a", "srt://h:1?passphrase=K3Y", "rtmp://h/a/b?x=K3Y"] {
             XCTAssertFalse(maskedURL(url).contains("K3Y"), url)

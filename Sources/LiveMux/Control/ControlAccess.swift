@@ -1,3 +1,5 @@
+import Foundation
+
 /// Who may change a running job (`--control-key-file`): every `/api` request carries
 /// `Authorization: Bearer KEY`, compared in constant time. A viewer key never grants control.
 public struct ControlAccess: Sendable {
@@ -12,6 +14,15 @@ public struct ControlAccess: Sendable {
     public init?(key: String) {
         guard key.utf8.count >= Self.minimumKeyLength else { return nil }
         self.key = Array(key.utf8)
+    }
+
+    /// The dashboard's page with the key in its fragment (`#control=KEY`), which shows the page's
+    /// controls: a fragment is never sent, so the key stays out of request lines and access logs.
+    /// For the person who runs the job; print it through `maskedURL`, which hides the key.
+    public func pageURL(dashboard: String) -> String {
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        let value = String(decoding: key, as: UTF8.self).addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
+        return dashboard + "#control=" + value
     }
 
     /// What the `Authorization` header's value (empty when absent) says.

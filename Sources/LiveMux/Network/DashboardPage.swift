@@ -4,6 +4,10 @@
 /// `/snapshot.jpg` once a second while the tab is visible. Every live value carries
 /// `data-stat="NAME"`, its name in the schema (`latency_ms.p99` for a nested one), and script
 /// errors are written into `#errors`, so tests and scrapers read the page as a person sees it.
+/// Opened as `/#control=KEY` (the key of `--control-key-file`), it also shows the controls of
+/// `/api` — mute and volume per audio source, a bit rate per output, a segment cut — each with
+/// `data-control="NAME"`; the key stays in the tab's sessionStorage and leaves the address bar.
+/// A fragment never reaches the server, so the key is in no request line or access log.
 enum DashboardPage {
     static let html = #"""
     <!doctype html>
@@ -33,6 +37,13 @@ enum DashboardPage {
     ul#warnings { margin: 0; padding-left: 1.2em; max-height: 12em; overflow: auto; color: #f2c14e; }
     #errors { color: #f26b5e; white-space: pre-wrap; margin: 0; }
     #errors:empty { display: none; }
+    #control-section button, #control-section input { font: inherit; color: inherit; background: #2a2f38;
+      border: 1px solid #3a414d; border-radius: 4px; padding: .1em .5em; }
+    #control-section button[aria-pressed="true"] { background: #5a2a2a; border-color: #f26b5e; }
+    #control-section input[type="range"] { padding: 0; width: 100%; }
+    #control-section input[type="text"] { width: 6em; }
+    #control-section form { display: flex; gap: .4em; margin: 0; }
+    [data-control="message"] { margin: .4em 0 0; min-height: 1.35em; }
     @media (max-width: 800px) { main { grid-template-columns: 1fr; } }
     </style>
     </head>
@@ -67,6 +78,12 @@ enum DashboardPage {
           <tr><th>output drops</th><td class="num" data-stat="output_dropped_chunks">–</td>
               <th>elapsed</th><td class="num"><span data-stat="elapsed_s">–</span> s</td></tr>
         </table>
+      </section>
+      <section id="control-section" hidden>
+        <h2>Control</h2>
+        <table id="control-sources"></table>
+        <table id="control-outputs"></table>
+        <p data-control="message" role="status" aria-live="polite"></p>
       </section>
       <section id="sources-section" hidden>
         <h2>Audio levels</h2>
@@ -314,6 +331,174 @@ enum DashboardPage {
     snapshot.onload = () => { snapshot.dataset.naturalWidth = snapshot.naturalWidth; setTimeout(refresh, 1000); };
     snapshot.onerror = () => setTimeout(refresh, 2000);
     refresh();
+
+    // The controls, for whoever opened the page with the control key (#control=KEY): the fragment
+    // is read once into the tab's sessionStorage and taken out of the address bar and history.
+    const CONTROL_STORAGE = "livemux-control-key";
+    const CONTROL_POLL_MS = 1000;
+    const VOLUME_MAX = 2;  // linear: the API takes up to 16, the slider the useful range
+    const ID = /^[a-z][0-9]+$/;  // an API id (a0, o1) goes into a path and an attribute
+    function controlKey() {
+      const fragment = new URLSearchParams(location.hash.slice(1));
+      const given = fragment.get("control");
+      let stored = null;
+      try {
+        if (given) sessionStorage.setItem(CONTROL_STORAGE, given);
+        stored = sessionStorage.getItem(CONTROL_STORAGE);
+      } catch (e) {}  // storage off (a sandboxed frame): the key lives as long as the page
+      if (given !== null) {
+        fragment.delete("control");
+        const rest = fragment.toString();
+        window.history.replaceState(null, "", location.pathname + location.search + (rest ? "#" + rest : ""));
+      }
+      return stored || given || null;
+    }
+    function forgetControlKey() {
+      try { sessionStorage.removeItem(CONTROL_STORAGE); } catch (e) {}
+    }
+
+    const control = { key: controlKey(), shown: false, pollMessage: false };
+    const controlMessage = document.querySelector('[data-control="message"]');
+    function say(text, cls) { controlMessage.textContent = text; controlMessage.className = cls || ""; }
+
+    // One request to /api; the status and the JSON answer ({} when there is none).
+    async function api(method, path, body) {
+      const init = { method, cache: "no-store", headers: { "Authorization": "Bearer " + control.key } };
+      if (body !== undefined) { init.headers["Content-Type"] = "application/json"; init.body = JSON.stringify(body); }
+      const r = await fetch(path, init);
+      let json = {};
+      try { json = await r.json(); } catch (e) {}
+      return { status: r.status, json: json || {} };
+    }
+    // A change asked by a click: its error, the API's own words, in the message line. True when made.
+    async function change(method, path, body, done) {
+      try {
+        const answer = await api(method, path, body);
+        if (answer.status >= 400) { say(answer.json.error || "HTTP " + answer.status, "bad"); return false; }
+        say(done || "", "live");
+        control.pollMessage = false;
+        if (answer.json.id && ID.test(answer.json.id)) renderControlEntry(answer.json);
+        return true;
+      } catch (e) {
+        say("cannot reach livemux: " + e.message, "bad");
+        return false;
+      }
+    }
+
+    function controlElement(tag, name, props) {
+      const el = document.createElement(tag);
+      el.dataset.control = name;
+      Object.assign(el, props || {});
+      return el;
+    }
+
+    function sourceRow(id) {
+      const table = document.getElementById("control-sources");
+      let row = table.querySelector('tr[data-id="' + id + '"]');
+      if (row) return row;
+      row = table.insertRow();
+      row.dataset.id = id;
+      cell(row, "");  // the source's label and name, by textContent
+      const mute = controlElement("button", "mute-" + id, { type: "button" });
+      mute.addEventListener("click", () => {
+        const muted = mute.getAttribute("aria-pressed") === "true";
+        change("PATCH", "/api/sources/" + id, { mute: !muted });
+      });
+      row.insertCell().appendChild(mute);
+      const volume = controlElement("input", "volume-" + id, { type: "range", min: 0, max: VOLUME_MAX, step: 0.05 });
+      volume.setAttribute("aria-label", "volume of " + id);
+      volume.addEventListener("input", () => { row.cells[3].textContent = "×" + Number(volume.value).toFixed(2); });
+      volume.addEventListener("change", () => change("PATCH", "/api/sources/" + id, { volume: Number(volume.value) }));
+      const slider = row.insertCell(); slider.style.width = "40%"; slider.appendChild(volume);
+      cell(row, "", "num");
+      return row;
+    }
+
+    function outputRow(id) {
+      const table = document.getElementById("control-outputs");
+      let row = table.querySelector('tr[data-id="' + id + '"]');
+      if (row) return row;
+      row = table.insertRow();
+      row.dataset.id = id;
+      cell(row, "");
+      cell(row, "", "num");
+      const form = document.createElement("form");
+      const field = controlElement("input", "vbitrate-" + id, { type: "text", placeholder: "800k", autocomplete: "off" });
+      field.setAttribute("aria-label", "video bit rate of " + id);
+      const set = controlElement("button", "vbitrate-set-" + id, { type: "submit", textContent: "set" });
+      form.append(field, set);
+      form.addEventListener("submit", e => {
+        e.preventDefault();
+        const text = field.value.trim();
+        // Sent as typed: the API says what is wrong with it, and the text stays to be fixed.
+        if (text) change("PATCH", "/api/outputs/" + id, { vbitrate: text }).then(made => { if (made) field.value = ""; });
+      });
+      row.insertCell().appendChild(form);
+      return row;
+    }
+
+    // One source or output of GET /api (or of a change's answer) into its row.
+    function renderControlEntry(entry) {
+      if (entry.kind === "audio") {
+        const row = sourceRow(entry.id);
+        row.cells[0].textContent = entry.id + " " + (entry.name || "");
+        const mute = row.cells[1].firstChild;
+        mute.textContent = entry.mute ? "unmute" : "mute";
+        mute.setAttribute("aria-pressed", entry.mute ? "true" : "false");
+        const volume = row.cells[2].firstChild;
+        // Not under the pointer or the keyboard: that one is being moved.
+        if (document.activeElement !== volume && typeof entry.volume === "number") {
+          volume.value = Math.min(entry.volume, VOLUME_MAX);
+          row.cells[3].textContent = "×" + entry.volume.toFixed(2);
+        }
+      } else if (entry.settings) {
+        const settings = entry.settings;
+        // A bit rate that follows its link, or an output without video, is not set by hand.
+        if (typeof settings.vbitrate !== "number" || settings.adapts) return;
+        const row = outputRow(entry.id);
+        row.cells[0].textContent = entry.id + " " + (entry.target || "");
+        row.cells[1].textContent = format(settings.vbitrate / 1000) + " kbit/s";
+      }
+    }
+
+    function renderControls(job) {
+      (job.sources || []).filter(s => s.kind === "audio" && ID.test(s.id)).forEach(renderControlEntry);
+      (job.outputs || []).filter(o => ID.test(o.id)).forEach(renderControlEntry);
+      const section = document.getElementById("control-section");
+      let cut = section.querySelector('[data-control="cut"]');
+      if (job.segments && !cut) {
+        cut = controlElement("button", "cut", { type: "button", textContent: "cut segment" });
+        cut.addEventListener("click", () => change("POST", "/api/segments/cut", undefined, "cut at the next keyframe"));
+        section.insertBefore(cut, controlMessage);
+      }
+      section.hidden = false;
+      control.shown = true;
+    }
+
+    // GET /api once a second: the controls show what the job has, whoever changed it.
+    async function pollControl() {
+      try {
+        const answer = await api("GET", "/api");
+        if (answer.status === 200) {
+          renderControls(answer.json);
+          if (control.pollMessage) { say(""); control.pollMessage = false; }
+        } else if (!control.shown) {
+          // A wrong or stale key shows nothing; said once, and not tried again on reload.
+          forgetControlKey();
+          report("control: " + (answer.json.error || "HTTP " + answer.status));
+          return;
+        } else {
+          say(answer.json.error || "HTTP " + answer.status, "bad");
+          control.pollMessage = true;
+        }
+      } catch (e) {
+        if (!control.shown) { report("control: cannot reach livemux: " + e.message); return; }
+        say("cannot reach livemux: " + e.message, "bad");
+        control.pollMessage = true;
+      }
+      setTimeout(pollControl, CONTROL_POLL_MS);
+    }
+    if (control.key) pollControl();
     </script>
     </body>
     </html>

@@ -9,18 +9,35 @@ private func text(_ s: Scalars) -> String {
     return String(view)
 }
 
-/// The URL cut into scheme (before `://`), authority, path (from the first `/`) and query (after the first `?`).
-private func urlParts(_ url: String) -> (scheme: String, authority: Scalars, path: Scalars, query: Scalars?)? {
+/// The URL cut into scheme (before `://`), authority, path (from the first `/`), query (after the
+/// first `?`) and, for http(s) alone, fragment (after the first `#`): other schemes' parsers (FFmpeg's
+/// SRT and RTMP) keep a `#` inside the value it is in, so there it stays part of what is masked.
+private func urlParts(_ url: String) -> (scheme: String, authority: Scalars, path: Scalars, query: Scalars?, fragment: Scalars?)? {
     let s = Array(url.unicodeScalars)[...]
     guard let schemeEnd = s.firstRange(of: Array("://".unicodeScalars)) else { return nil }
+    let scheme = text(s[..<schemeEnd.lowerBound]).lowercased()
     var rest = s[schemeEnd.upperBound...]
+    var fragment: Scalars? = nil
+    if scheme == "http" || scheme == "https", let hash = rest.firstIndex(of: "#") {
+        fragment = rest[(hash + 1)...]
+        rest = rest[..<hash]
+    }
     var query: Scalars? = nil
     if let q = rest.firstIndex(of: "?") {
         query = rest[(q + 1)...]
         rest = rest[..<q]
     }
     let slash = rest.firstIndex(of: "/") ?? rest.endIndex
-    return (text(s[..<schemeEnd.lowerBound]).lowercased(), rest[..<slash], rest[slash...], query)
+    return (scheme, rest[..<slash], rest[slash...], query, fragment)
+}
+
+/// The `name=value` items of a fragment, such as the dashboard's `#control=KEY`: a fragment
+/// is for the page alone, never the server, so every value in it is taken for a secret.
+private func fragmentItems(_ fragment: Scalars) -> [(name: Scalars, value: Scalars?)] {
+    fragment.split(separator: "&", omittingEmptySubsequences: false).map { item in
+        guard let eq = item.firstIndex(of: "=") else { return (item, nil) }
+        return (item[..<eq], item[(eq + 1)...])
+    }
 }
 
 private let secretQueryNames: Set<String> = ["passphrase", "password", "pass", "pwd", "key", "streamid", "streamkey",
@@ -28,9 +45,10 @@ private let secretQueryNames: Set<String> = ["passphrase", "password", "pass", "
 
 /// A URL fit for a log line: the password of its user info, an RTMP stream key (everything after
 /// the application in the path) and secret query values (`passphrase`, `streamid`, `key`, …) are
-/// replaced by `****`. Text that is not a URL is returned as it is.
+/// replaced by `****`, as is every value of an http(s) URL's fragment (the dashboard's
+/// `#control=KEY`). Text that is not a URL is returned as it is.
 public func maskedURL(_ url: String) -> String {
-    guard let (scheme, authority, path, query) = urlParts(url) else { return url }
+    guard let (scheme, authority, path, query, fragment) = urlParts(url) else { return url }
     var out = text(Array(url.unicodeScalars)[..<(authority.startIndex)])  // scheme://
     // user:password@host — the password goes; so does a lone user name, which some servers use as a token.
     if let at = authority.lastIndex(of: "@") {
@@ -59,14 +77,17 @@ public func maskedURL(_ url: String) -> String {
         }
         out += "?" + parts.joined(separator: "&")
     }
+    if let fragment {
+        out += "#" + fragmentItems(fragment).map { $0.value == nil ? text($0.name) : text($0.name) + "=****" }.joined(separator: "&")
+    }
     return out
 }
 
 /// The secrets `maskedURL` hides, as they appear in the URL (user info, the RTMP stream key and
 /// its parts, secret query values), for scrubbing text that quotes the URL itself (FFmpeg's log).
 public func secretParts(of url: String) -> [String] {
-    guard let (scheme, authority, path, query) = urlParts(url) else { return [] }
-    var parts: [String] = []
+    guard let (scheme, authority, path, query, fragment) = urlParts(url) else { return [] }
+    var parts: [String] = fragment.map { fragmentItems($0).compactMap { $0.value.map(text) } } ?? []
     for item in query?.split(separator: "&") ?? [] {
         guard let eq = item.firstIndex(of: "=") else { continue }
         if secretQueryNames.contains(text(item[..<eq]).lowercased()) || scheme.hasPrefix("rtmp") {
@@ -92,7 +113,7 @@ public func secretParts(of url: String) -> [String] {
 /// key in the path (`rtmp://HOST[:PORT]/APP/KEY`); without them libavformat connects and fails
 /// with a bare I/O error. A URL with a query is left to the server (`?slist=KEY` names the key).
 public func rtmpURLProblem(_ url: String) -> String? {
-    guard let (scheme, _, path, query) = urlParts(url), scheme.hasPrefix("rtmp"), query == nil else { return nil }
+    guard let (scheme, _, path, query, _) = urlParts(url), scheme.hasPrefix("rtmp"), query == nil else { return nil }
     // As in maskedURL: components[0] is "" (before the leading slash), [1] the app, [2...] the key.
     let components = path.split(separator: "/", omittingEmptySubsequences: false)
     if components.count > 2, !components[1].isEmpty, components[2...].contains(where: { !$0.isEmpty }) { return nil }
