@@ -288,4 +288,39 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         XCTAssertEqual(seconds[1], 6, accuracy: 0.5, "the push given at the start")
         XCTAssertEqual(try startsClean(file).frames, 270)
     }
+
+    /// A push asked to reconnect closes its connection and publishes again at once, from a
+    /// keyframe: the server records two publishes, both decode clean, and the job ends with exit 0.
+    /// A file has no connection (409).
+    func testAPushReconnectsWhenAsked() throws {
+        try XCTSkipUnless(RTMPServer.isAvailable, "nginx with libnginx-mod-rtmp missing: run scripts/setup --test")
+        let server = try RTMPServer(directory: dir, name: "nginx")
+        try server.start()
+        defer { server.stop() }
+        let job = try ServingLivemux(["record", "-q", "-t", "6", "--http", "127.0.0.1:0", "--control-key-file", keyFile,
+                                      "--size", "320x240", "-o", "\(dir)/a.flv", "-o", "rtmp://127.0.0.1:\(server.port)/live/key"], directory: dir)
+        let port = try port(job)
+        var answer = (status: 0, json: [String: Any]())
+        // Asked once it is connected (409 before: it connects by itself), a second later, since
+        // nginx names a recording by the second its publish began.
+        while mediaTime(port) < 1.5 { usleep(20_000) }
+        let deadline = Date().addingTimeInterval(4)
+        repeat {
+            answer = call(port, "POST", "/api/outputs/o1/reconnect")
+            if answer.status != 202 { usleep(100_000) }
+        } while answer.status != 202 && Date() < deadline
+        XCTAssertEqual(answer.status, 202, "\(answer.json)")
+        XCTAssertEqual(call(port, "POST", "/api/outputs/o0/reconnect").status, 409, "a file has no connection")
+        XCTAssertEqual(job.wait(), 0, job.stderr)
+        server.stop()
+        let recordings = try server.recordedFiles()
+        XCTAssertEqual(recordings.count, 2, "two publishes: \(recordings)")
+        for path in recordings {
+            // The second publish goes on with the stream's timestamps, as after any reconnect.
+            let p = try Tools.probe(path, packets: true)
+            let video = try XCTUnwrap(p.stream("video"), path)
+            XCTAssertTrue(try XCTUnwrap(p.packets?.first { $0.stream_index == video.index }).flags.hasPrefix("K"), "\(path) starts with a keyframe")
+            XCTAssertEqual(try Tools.decodeErrors(path), "", path)
+        }
+    }
 }

@@ -85,7 +85,9 @@ final class ControlAPI: Sendable {
             return ("200 OK", Self.entry(parts[1], in: job.controlDescription(), list: "outputs"))
         case (3, "outputs") where parts[2] == "reconnect":
             try Self.allow(method, "POST")
-            throw ControlError.notImplemented("reconnecting an output on request is not available yet: it reconnects by itself after a failure")
+            _ = try Self.object(body, allowed: [], example: "no body")
+            try job.reconnectOutput(parts[1])
+            return ("202 Accepted", Self.entry(parts[1], in: job.controlDescription(), list: "outputs"))
         case (1, "outputs"):
             try Self.allow(method, "POST")
             let fields = try Self.object(body, allowed: ["output", "format", "overwrite", "size", "fps", "vbitrate", "vcodec", "abitrate"],

@@ -14,4 +14,6 @@ protocol JobControl: AnyObject, Sendable {
     func addOutput(_ spec: OutputSpec, overwrite: Bool) throws -> [String: Any]
     /// `DELETE /api/outputs/ID`: the output ends whole (trailer written, push closed).
     func removeOutput(_ id: String) throws
+    /// `POST /api/outputs/ID/reconnect`: a URL output connects again at once.
+    func reconnectOutput(_ id: String) throws
 }

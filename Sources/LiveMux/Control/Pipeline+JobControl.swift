@@ -142,6 +142,18 @@ extension Pipeline: JobControl {
         statistics.changed(id, "removed", .none)
     }
 
+    /// A URL output closes its connection and connects again at once, from the newest keyframe.
+    public func reconnectOutput(_ id: String) throws {
+        let given = Self.outputIndex(id).flatMap { i in outputSpecs.indices.contains(i) ? outputSpecs[i] : nil }
+        guard let spec = given ?? live?.all.first(where: { $0.id == id })?.spec else { throw ControlError.notFound("no output \(id)") }
+        guard spec.destination.isNetwork else { throw ControlError.conflict(nil, "\(id) is not a URL output: it has no connection") }
+        let name = spec.destination.description
+        let answers = (sessions + (live?.sessions ?? [])).compactMap { $0.reconnect(named: name) }
+        guard let connected = answers.first else { throw ControlError.conflict(nil, "\(id) has ended") }
+        guard connected else { throw ControlError.conflict(nil, "\(id) is not connected now: it reconnects by itself (GET /api shows its state)") }
+        statistics.changed(id, "reconnect", .none)
+    }
+
     /// Outputs are named by their place among the `-o` given: o0, o1 …
     static func outputID(_ index: Int) -> String { "o\(index)" }
     static func outputIndex(_ id: String) -> Int? { id.hasPrefix("o") ? Int(id.dropFirst()) : nil }

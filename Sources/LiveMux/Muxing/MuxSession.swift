@@ -206,6 +206,10 @@ final class MuxSession: @unchecked Sendable {
         return "it shares its muxer with \(others.joined(separator: ", ")), whose trailer completes both files"
     }
 
+    /// Asks URL output `name` for a new connection; nil when it is not one of this session's URL
+    /// outputs, false when it is not connected now.
+    func reconnect(named name: String) -> Bool? { networkSinks.first { $0.name == name }.map { $0.reconnect() } }
+
     /// Ends output `name` from the mux thread's next batch: its trailer, then its sink closed.
     func removeOutput(named name: String) { muxThread?.remove(sinkNamed: name) }
 

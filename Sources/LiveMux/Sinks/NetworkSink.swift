@@ -33,6 +33,8 @@ final class NetworkSink: ChunkSink, Sendable {
         var link = LinkWatcher.Link()
         /// What the dashboard and `--stats` show: connecting, live, reconnecting n of N, given up, ended.
         var connection = "connecting"
+        /// The control API asked for a new connection (a server moved, a key changed behind it).
+        var reconnectAsked = false
     }
     private let state: Locked<State>
     private let watcher: LinkWatcher
@@ -114,6 +116,18 @@ final class NetworkSink: ChunkSink, Sendable {
         if wake { state.broadcast() }
     }
 
+    /// Closes the connection after the chunk being written and connects again at once, from the
+    /// newest keyframe; false when the output is not connected (it is already trying, or gave up).
+    func reconnect() -> Bool {
+        let live = state.withLock { s in
+            guard s.connection == "live", !s.closing else { return false }
+            s.reconnectAsked = true
+            return true
+        }
+        if live { state.broadcast() }
+        return live
+    }
+
     /// Sends what is queued (waiting at most 3 s, then abandoning a stuck write), then closes the connection.
     func close() throws {
         let threads = state.withLock { s in
@@ -151,7 +165,6 @@ final class NetworkSink: ChunkSink, Sendable {
     private func run() {
         defer { watcher.writerFinished() }
         var failures = 0
-        var everConnected = false
         while true {
             // Wait for the header: it is the first thing every connection sends.
             let (header, stop) = state.withLock(waitingUntil: { $0.header != nil || $0.closing }) { s, _ in
@@ -170,19 +183,24 @@ final class NetworkSink: ChunkSink, Sendable {
                 guard retry(after: error, failures: &failures) else { return }
                 continue
             }
-            if everConnected || failures > 0 {
+            if failures > 0 {
                 report("output \(name): connected again at reconnect attempt \(failures)")
                 // Whatever piled up while disconnected is stale: start at the newest keyframe.
                 restartAtKeyframe()
             }
-            everConnected = true
             failures = 0
             watcher.setConnected(true)
             state.withLock { $0.connection = "live" }
             do {
-                try send(to: output)
+                let asked = try send(to: output)
                 watcher.setConnected(false)
                 try? output.close()
+                if asked {
+                    report("output \(name): reconnecting, as asked")
+                    restartAtKeyframe()
+                    state.withLock { $0.connection = "connecting" }
+                    continue
+                }
                 state.withLock { $0.connection = "ended" }
                 return
             } catch {
@@ -194,14 +212,19 @@ final class NetworkSink: ChunkSink, Sendable {
         }
     }
 
-    /// Sends queued chunks until the trailer has gone (or closing with nothing left).
-    private func send(to output: NetworkOutput) throws {
+    /// Sends queued chunks until the trailer has gone (or closing with nothing left); true when a
+    /// new connection was asked for instead.
+    private func send(to output: NetworkOutput) throws -> Bool {
         while true {
-            let chunk = state.withLock(waitingUntil: { !$0.queue.isEmpty || $0.closing }) { s, _ in s.queue.pop() }
-            guard let chunk else { return }  // closing and drained
+            let (chunk, asked) = state.withLock(waitingUntil: { !$0.queue.isEmpty || $0.closing || $0.reconnectAsked }) { s, _ in
+                defer { s.reconnectAsked = false }
+                return s.reconnectAsked ? (nil, true) : (s.queue.pop(), false)
+            }
+            if asked { return true }
+            guard let chunk else { return false }  // closing and drained
             if interruption.isRequested { throw LiveMuxError.output("\(name): interrupted") }
             try write(chunk, to: output)
-            if chunk.kind == .trailer { return }
+            if chunk.kind == .trailer { return false }
         }
     }
 
