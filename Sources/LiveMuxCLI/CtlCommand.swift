@@ -28,6 +28,7 @@ struct CtlCommand {
                             a new output, as -o takes it, from the next keyframe; its own
                             encode unless one with those settings runs; -y replaces a file
       outputs remove oN     end output oN whole (file complete, push closed); the others go on
+      reconnect oN          URL output oN connects again at once, from the newest keyframe
 
     OPTIONS
       --url URL             the job's address, the dashboard URL it printed
@@ -56,7 +57,7 @@ struct CtlCommand {
                 words.append(arg)
             }
         }
-        guard let verb = words.first else { throw UsageError("ctl needs a command: list, mute, unmute, volume, vbitrate, cut or outputs (see livemux help ctl)") }
+        guard let verb = words.first else { throw UsageError("ctl needs a command: list, mute, unmute, volume, vbitrate, cut, outputs or reconnect (see livemux help ctl)") }
         let args = Array(words.dropFirst())
         func expect(_ count: Int, _ usage: String) throws {
             guard args.count == count else { throw UsageError("usage: livemux ctl \(usage)") }
@@ -77,6 +78,9 @@ struct CtlCommand {
         case "cut":
             try expect(0, "cut")
             (cmd.method, cmd.path) = ("POST", "/api/segments/cut")
+        case "reconnect":
+            try expect(1, "reconnect oN")
+            (cmd.method, cmd.path) = ("POST", "/api/outputs/\(args[0])/reconnect")
         case "outputs" where args.first == "remove":
             guard args.count == 2 else { throw UsageError("usage: livemux ctl outputs remove oN") }
             (cmd.method, cmd.path) = ("DELETE", "/api/outputs/\(args[1])")
@@ -85,7 +89,7 @@ struct CtlCommand {
             (cmd.method, cmd.path) = ("POST", "/api/outputs")
             cmd.body = try Self.output(Array(args.dropFirst()))
         default:
-            throw UsageError("unknown ctl command '\(verb)' (list, mute, unmute, volume, vbitrate, cut, outputs add|remove; see livemux help ctl)")
+            throw UsageError("unknown ctl command '\(verb)' (list, mute, unmute, volume, vbitrate, cut, outputs add|remove, reconnect; see livemux help ctl)")
         }
         if verb == "list" { cmd.path = "/api" }
         return cmd

@@ -184,6 +184,8 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         let again = try ctl(["outputs", "add", "\(dir)/b.flv"])
         XCTAssertEqual(again.status, 1)
         XCTAssertTrue(again.stderr.hasPrefix("error: \(dir)/b.flv exists: give \"overwrite\": true"), again.stderr)
+        let fileReconnect = try ctl(["reconnect", "o0"])
+        XCTAssertEqual(fileReconnect.stderr, "error: o0 is not a URL output: it has no connection (HTTP 409)\n")
         let refused = try ctl(["vbitrate", "o5", "1M"])
         XCTAssertEqual(refused.status, 1)
         XCTAssertEqual(refused.stderr, "error: no output o5: the outputs are o0, o1 (HTTP 404)\n")
