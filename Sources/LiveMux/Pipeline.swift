@@ -19,7 +19,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     /// Every source, each once.
     private var sources: [CaptureSource] { opened.all }
     /// What sits between the sources and the encoders (mix, composition, filters, level meters).
-    private let stages: SourceStages
+    let stages: SourceStages
     private let encoderThreads: [EncoderThread]
     /// One per distinct pair of encodes the outputs ask for (`EncodePlan`): the first runs the
     /// producers and measures the recording.
@@ -47,6 +47,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     let live: LiveOutputs?
     /// The outputs given at the start that the control API removed (by index).
     let removedOutputs = Locked(Set<Int>())
+    /// The video sources' layout and which is the main picture, as the control API last set them.
+    let layout: Locked<(layout: VideoLayout, main: Int)>
 
     /// - Parameter report: receives warnings (an output that stopped while others go on).
     public init(_ configuration: RecordConfiguration, quiet: Bool = false,
@@ -160,6 +162,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         laneTargets = lanes.map(\.target)
         self.gains = gains
         segments = config.outputs.segments
+        layout = Locked((config.composition.layout, 0))
         live = !controlled ? nil : LiveOutputs(
             .init(video: wantVideo ? config.video : nil, audio: wantAudio ? config.audio : nil, videoFormat: videoFormat, audioFormat: audioFormat,
                   videoEncoder: video, audioEncoder: audio, outputs: config.outputs, queueCapacity: config.queueCapacity,

@@ -325,4 +325,35 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
             XCTAssertEqual(try Tools.decodeErrors(path), "", path)
         }
     }
+
+    /// v1 (red) made the main picture 2 s in, then side by side 4 s in: each shows in the
+    /// recording from about then (pixels read back from frames), at the same size, every frame kept.
+    func testTheMainPictureAndTheLayoutChangeWhileRecording() throws {
+        let file = "\(dir)/a.flv"
+        let job = try ServingLivemux(["record", "-q", "-t", "6", "--fps", "25", "--http", "127.0.0.1:0", "--control-key-file", keyFile,
+                                      "--video", "lavfi:color=c=blue:size=640x360:rate=25", "--video", "lavfi:color=c=red:size=320x180:rate=25",
+                                      "-o", file], directory: dir)
+        let port = try port(job)
+        while mediaTime(port) < 2 { usleep(20_000) }
+        let main = call(port, "PUT", "/api/layout", body: #"{"main": "v1"}"#)
+        XCTAssertEqual(main.status, 200, "\(main.json)")
+        XCTAssertEqual(call(port, "PUT", "/api/layout", body: #"{"main": "v2"}"#).json["field"] as? String, "main")
+        XCTAssertEqual(call(port, "PUT", "/api/layout", body: #"{"layout": "diagonal"}"#).json["field"] as? String, "layout")
+        while mediaTime(port) < 4 { usleep(20_000) }
+        XCTAssertEqual(call(port, "PUT", "/api/layout", body: #"{"layout": "side-by-side"}"#).status, 200)
+        let layout = call(port, "GET", "/api").json["layout"] as? [String: String]
+        XCTAssertEqual(layout, ["layout": "side-by-side", "main": "v1"])
+        XCTAssertEqual(job.wait(), 0, job.stderr)
+        XCTAssertEqual(try Tools.decodeErrors(file), "")
+        let video = try XCTUnwrap(try Tools.probe(file).stream("video"))
+        XCTAssertEqual([video.width, video.height, video.packetCount], [640, 360, 150])
+        let isRed = { (p: (r: Int, g: Int, b: Int)) in p.r > 200 && p.b < 60 }
+        let isBlue = { (p: (r: Int, g: Int, b: Int)) in p.b > 200 && p.r < 60 }
+        let at1 = try MediaAnalysis.frame(file, at: 1), at3 = try MediaAnalysis.frame(file, at: 3), at5 = try MediaAnalysis.frame(file, at: 5)
+        XCTAssertTrue(isBlue(MediaAnalysis.pixel(at1, 320, 90)), "v0 the main picture before: \(MediaAnalysis.pixel(at1, 320, 90))")
+        XCTAssertTrue(isRed(MediaAnalysis.pixel(at3, 320, 90)), "v1 the main picture after: \(MediaAnalysis.pixel(at3, 320, 90))")
+        XCTAssertTrue(isBlue(MediaAnalysis.pixel(at3, 590, 320)), "v0 in the corner: \(MediaAnalysis.pixel(at3, 590, 320))")
+        XCTAssertTrue(isRed(MediaAnalysis.pixel(at5, 160, 180)), "v1 on the left: \(MediaAnalysis.pixel(at5, 160, 180))")
+        XCTAssertTrue(isBlue(MediaAnalysis.pixel(at5, 480, 180)), "v0 on the right: \(MediaAnalysis.pixel(at5, 480, 180))")
+    }
 }

@@ -17,16 +17,18 @@ enum GraphDescription {
     static let pipWidthFraction = 4, pipMarginFraction = 40
 
     /// `sizes`: each video source's size as its graph input takes it (the first is the output's).
-    static func video(sizes: [(width: Int, height: Int)], _ c: Composition) -> String? {
+    /// `main`: the source in the main picture (the first in the cells), fitted to the output's size.
+    static func video(sizes: [(width: Int, height: Int)], _ c: Composition, main: Int = 0) -> String? {
         if let graph = c.videoGraph { return graph }
         guard sizes.count > 1 || c.videoFilter != nil else { return nil }
         let (width, height) = sizes[0]
+        let order = [main] + sizes.indices.filter { $0 != main }
         var chain: String
         switch c.layout {
         case .pip, .pipTopLeft, .pipTopRight, .pipBottomLeft:
-            chain = pictureInPicture(count: sizes.count, width: width, layout: c.layout)
+            chain = pictureInPicture(order: order, width: width, height: height, layout: c.layout)
         case .sideBySide, .topBottom:
-            chain = cells(count: sizes.count, width: width, height: height, across: c.layout == .sideBySide)
+            chain = cells(order: order, width: width, height: height, across: c.layout == .sideBySide)
         }
         if let filter = c.videoFilter { chain += "[composed];[composed]\(filter)" }
         return chain + "[\(videoOutput)]"
@@ -34,10 +36,16 @@ enum GraphDescription {
 
     private static func even(_ n: Int) -> Int { max(2, n / 2 * 2) }
 
-    private static func pictureInPicture(count: Int, width: Int, layout: VideoLayout) -> String {
+    private static func pictureInPicture(order: [Int], width: Int, height: Int, layout: VideoLayout) -> String {
+        let count = order.count
         let pipWidth = even(width / pipWidthFraction), margin = width / pipMarginFraction
-        var parts = (1..<count).map { "[v\($0)]scale=w=\(pipWidth):h=-2[p\($0)]" }
+        var parts = (1..<count).map { "[v\(order[$0])]scale=w=\(pipWidth):h=-2[p\($0)]" }
         var main = "[v0]"
+        if order[0] != 0 {
+            // Another source in the main picture keeps the output's size: fitted, black around.
+            parts.append("[v\(order[0])]\(fit(width, height))[m]")
+            main = "[m]"
+        }
         for k in 1..<count {
             let step = "(overlay_w+\(margin))*\(k - 1)"
             let x = [.pipTopLeft, .pipBottomLeft].contains(layout) ? "\(margin)+\(step)" : "main_w-overlay_w-\(margin)-\(step)"
@@ -50,15 +58,19 @@ enum GraphDescription {
         return parts.joined(separator: ";")
     }
 
-    private static func cells(count: Int, width: Int, height: Int, across: Bool) -> String {
+    private static func cells(order: [Int], width: Int, height: Int, across: Bool) -> String {
+        let count = order.count
         if count == 1 { return "[v0]null" }
         let (w, h) = across ? (even(width / count), even(height)) : (even(width), even(height / count))
-        var parts = (0..<count).map {
-            "[v\($0)]scale=w=\(w):h=\(h):force_original_aspect_ratio=decrease:force_divisible_by=2,pad=\(w):\(h):(ow-iw)/2:(oh-ih)/2[c\($0)]"
-        }
+        var parts = (0..<count).map { "[v\(order[$0])]\(fit(w, h))[c\($0)]" }
         let stack = across ? "hstack" : "vstack"
         parts.append((0..<count).map { "[c\($0)]" }.joined() + "\(stack)=inputs=\(count)")
         return parts.joined(separator: ";")
+    }
+
+    /// Scales to fit `width`x`height`, aspect kept, and pads the rest black.
+    private static func fit(_ width: Int, _ height: Int) -> String {
+        "scale=w=\(width):h=\(height):force_original_aspect_ratio=decrease:force_divisible_by=2,pad=\(width):\(height):(ow-iw)/2:(oh-ih)/2"
     }
 
     /// `sampleRate`: the mix's, which the limiter's look-ahead is counted in. `always`: a graph

@@ -6,6 +6,9 @@ import FFmpeg
 /// `--af`; nil where one source needs none. A graph that does not parse or fit is a usage error.
 struct SourceGraphs {
     let video: ProcessingGraph?
+    /// Builds the video graph again with another layout and main picture (`VideoCompositor.change`);
+    /// nil when the graph is the user's own (`--filter-complex`) or there is none.
+    let rebuildVideo: (@Sendable (VideoLayout, Int) throws -> ProcessingGraph)?
     /// Each video source's size as its graph input takes it (the first one's is the picture's).
     let videoSizes: [(width: Int, height: Int)]
     let audio: ProcessingGraph?
@@ -19,17 +22,28 @@ struct SourceGraphs {
                 s.format.width > 0 && s.format.height > 0 ? (s.format.width, s.format.height) : (format.width, format.height)
             }
             videoSizes = sizes
+            let rate = format.fps.rational, timeBase = VideoCompositor.timeBase
+            let inputs = sizes.enumerated().map { i, size -> ProcessingGraph.Input in
+                let arguments = "video_size=\(size.width)x\(size.height):pix_fmt=\(PixelFormat.yuv420p.rawValue)"
+                    + ":pixel_aspect=1/1:frame_rate=\(rate.num)/\(rate.den):time_base=\(timeBase.num)/\(timeBase.den)"
+                return ProcessingGraph.Input(label: "v\(i)", mediaType: .video, arguments: arguments)
+            }
             video = try GraphDescription.video(sizes: sizes, c).map { text in
-                let rate = format.fps.rational, timeBase = VideoCompositor.timeBase
-                let inputs = sizes.enumerated().map { i, size -> ProcessingGraph.Input in
-                    let arguments = "video_size=\(size.width)x\(size.height):pix_fmt=\(PixelFormat.yuv420p.rawValue)"
-                        + ":pixel_aspect=1/1:frame_rate=\(rate.num)/\(rate.den):time_base=\(timeBase.num)/\(timeBase.den)"
-                    return ProcessingGraph.Input(label: "v\(i)", mediaType: .video, arguments: arguments)
+                try Self.graph(text, inputs, output: GraphDescription.videoOutput, given: Self.given(c.videoGraph, c.videoFilter, "--vf"))
+            }
+            if video == nil || c.videoGraph != nil {
+                rebuildVideo = nil
+            } else {
+                let given = Self.given(nil, c.videoFilter, "--vf")
+                rebuildVideo = { (layout: VideoLayout, main: Int) throws -> ProcessingGraph in
+                    var changed = c
+                    changed.layout = layout
+                    let text = GraphDescription.video(sizes: sizes, changed, main: main) ?? "[v0]null[\(GraphDescription.videoOutput)]"
+                    return try Self.graph(text, inputs, output: GraphDescription.videoOutput, given: given)
                 }
-                return try Self.graph(text, inputs, output: GraphDescription.videoOutput, given: Self.given(c.videoGraph, c.videoFilter, "--vf"))
             }
         } else {
-            (video, videoSizes) = (nil, [])
+            (video, videoSizes, rebuildVideo) = (nil, [], nil)
         }
         if let format = audioFormat {
             let layout = format.channels == 1 ? "mono" : "stereo"

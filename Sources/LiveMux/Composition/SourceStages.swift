@@ -18,7 +18,8 @@ struct SourceStages {
             VideoSourceInput(label: "v\($0)", width: sizes[$0].width, height: sizes[$0].height, live: live, device: sources.video[$0].deviceStatus)
         }
         if let video, let graph = graphs.video {
-            self.video = try VideoCompositor(encoder: video, width: sizes[0].width, height: sizes[0].height, inputs: videoInputs, graph: graph)
+            self.video = try VideoCompositor(encoder: video, width: sizes[0].width, height: sizes[0].height, inputs: videoInputs, graph: graph,
+                                             rebuild: graphs.rebuildVideo)
         } else {
             self.video = video
         }

@@ -1,4 +1,5 @@
 import FFmpeg
+import POSIX
 
 /// The video stage between the sources and the encoder, on the encoder's thread, when there are
 /// several video sources or a `--vf` / `--filter-complex` graph: each frame of the first source
@@ -9,7 +10,11 @@ final class VideoCompositor: FrameConsumer, @unchecked Sendable {
     // Used by the video encoder's thread only.
     private let encoder: FrameConsumer
     private let inputs: [VideoSourceInput]
-    private let graph: ProcessingGraph
+    private var graph: ProcessingGraph
+    /// Builds the graph for another layout and main picture; nil: the graph cannot change.
+    private let rebuild: (@Sendable (VideoLayout, Int) throws -> ProcessingGraph)?
+    /// A layout and main picture asked for (the control API), taken at the next frame.
+    private let asked = Locked<(layout: VideoLayout, main: Int)?>(nil)
     /// The first source's pictures, as its graph input takes them.
     private let converter: PictureConverter
     /// Shown for a source before its first frame, and while its device is left out.
@@ -24,8 +29,10 @@ final class VideoCompositor: FrameConsumer, @unchecked Sendable {
     /// The graph's time base: capture-clock microseconds.
     static let timeBase = Rational(1, 1_000_000)
 
-    init(encoder: FrameConsumer, width: Int, height: Int, inputs: [VideoSourceInput], graph: ProcessingGraph) throws {
+    init(encoder: FrameConsumer, width: Int, height: Int, inputs: [VideoSourceInput], graph: ProcessingGraph,
+         rebuild: (@Sendable (VideoLayout, Int) throws -> ProcessingGraph)? = nil) throws {
         self.encoder = encoder
+        self.rebuild = rebuild
         converter = PictureConverter(width: width, height: height)
         self.inputs = inputs
         self.graph = graph
@@ -35,12 +42,29 @@ final class VideoCompositor: FrameConsumer, @unchecked Sendable {
 
     var isDone: Bool { encoder.isDone }
 
+    /// Whether the layout and main picture can change while running.
+    var canChange: Bool { rebuild != nil }
+
+    /// Asks for another layout and main picture (any thread), from the next frame on.
+    func change(layout: VideoLayout, main: Int) { asked.withLock { $0 = (layout, main) } }
+
+    /// Ends the graph (what it holds goes to the encoder) and builds the one asked for.
+    private func applyChange(_ start: Int64) throws -> Bool {
+        guard let rebuild, let change = asked.withLock({ a in defer { a = nil }; return a }) else { return true }
+        let next = try rebuild(change.layout, change.main)
+        for i in 0...inputs.count { try graph.send(nil, to: i) }
+        let more = try handOn(start)
+        graph = next
+        return more
+    }
+
     func consume(_ frame: Frame, at time: Int64, capturedAt wallTime: Int64) throws -> Bool {
         let start = self.start ?? time
         self.start = start
         let pts = time - start
         guard pts > lastPTS else { return true }  // the encoder drops it too: it has no slot
         lastPTS = pts
+        guard try applyChange(start) else { return false }
         let first = try converter.convert(frame)
         first.pts = pts
         try graph.send(first, to: 0)

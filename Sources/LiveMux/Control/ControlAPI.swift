@@ -95,8 +95,20 @@ final class ControlAPI: Sendable {
             let (spec, overwrite) = try Self.output(fields)
             return ("201 Created", try job.addOutput(spec, overwrite: overwrite))
         case (1, "layout"):
-            try Self.allow(method, "PUT")
-            throw ControlError.notImplemented("changing the layout while live is not available yet")
+            try Self.allow(method, "PUT, PATCH")
+            let fields = try Self.object(body, allowed: ["layout", "main"], example: "{\"main\": \"v1\"}")
+            let shape = try fields["layout"].map { value -> VideoLayout in
+                guard let name = value as? String, let l = VideoLayout(rawValue: name) else {
+                    throw ControlError.badRequest("layout", "layout is one of \(VideoLayout.allCases.map(\.rawValue).joined(separator: ", "))")
+                }
+                return l
+            }
+            let main = try fields["main"].map { value -> String in
+                guard let id = value as? String else { throw ControlError.badRequest("main", "main is a video source's id: \"v1\"") }
+                return id
+            }
+            try job.setLayout(shape, main: main)
+            return ("200 OK", ["layout": job.controlDescription()["layout"] ?? [:]])
         default:
             throw ControlError.notFound("no such API path: \(path) (GET /api lists the job)")
         }

@@ -27,7 +27,9 @@ extension Pipeline: JobControl {
             outputs.append(Self.describe(o.id, o.spec, s, video: o.video.map { ($0.settings, $0.lane.format, $0.lane.target, false) },
                                          audio: o.audio?.settings))
         }
-        return ["sources": sources, "outputs": outputs, "media_time_s": s.mediaTime, "segments": segments != nil]
+        let (shape, main) = layout.withLock { ($0.layout, $0.main) }
+        return ["sources": sources, "outputs": outputs, "media_time_s": s.mediaTime, "segments": segments != nil,
+                "layout": ["layout": shape.rawValue, "main": "v\(main)"]]
     }
 
     /// Audio source `source`'s (`a0`, `a1` …) linear gain in the mix and/or mute, from its next frame.
@@ -140,6 +142,28 @@ extension Pipeline: JobControl {
         guard removedOutputs.withLock({ $0.insert(i).inserted }) else { throw ControlError.conflict(nil, "\(id) is already ending") }
         sessions[k].removeOutput(named: name)
         statistics.changed(id, "removed", .none)
+    }
+
+    /// Where the video sources go and which is the main picture (fitted to the picture's size),
+    /// from the next frame.
+    public func setLayout(_ shape: VideoLayout?, main: String?) throws {
+        guard shape != nil || main != nil else { throw ControlError.badRequest(nil, "give the field to change: {\"main\": \"v1\"} or {\"layout\": \"pip\"}") }
+        let index = try main.map { id -> Int in
+            guard id.hasPrefix("v"), let i = Int(id.dropFirst()), opened.video.indices.contains(i) else {
+                throw ControlError.badRequest("main", "main is a video source: \(opened.video.indices.map { "v\($0)" }.joined(separator: ", "))")
+            }
+            return i
+        }
+        guard let compositor = stages.video as? VideoCompositor, compositor.canChange, opened.video.count > 1 else {
+            throw ControlError.conflict(nil, opened.video.count > 1 ? "the picture is the --filter-complex graph's: change it there" : "the job has one video source: there is no layout to change")
+        }
+        let next = layout.withLock { l in
+            l = (shape ?? l.layout, index ?? l.main)
+            return l
+        }
+        compositor.change(layout: next.layout, main: next.main)
+        if let shape { statistics.changed("layout", "layout", .text(shape.rawValue)) }
+        if let index { statistics.changed("layout", "main", .text("v\(index)")) }
     }
 
     /// A URL output closes its connection and connects again at once, from the newest keyframe.

@@ -82,6 +82,7 @@ extension StatisticsSnapshot {
             switch change.value {
             case .flag(let b): o["value"] = b
             case .number(let n): o["value"] = n
+            case .text(let t): o["value"] = t
             case .none: break
             }
             return o
