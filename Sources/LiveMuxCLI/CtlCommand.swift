@@ -29,6 +29,8 @@ struct CtlCommand {
                             encode unless one with those settings runs; -y replaces a file
       outputs remove oN     end output oN whole (file complete, push closed); the others go on
       reconnect oN          URL output oN connects again at once, from the newest keyframe
+      main vN               video source vN becomes the main picture
+      layout NAME           where the other video sources go (as --layout: pip, side-by-side…)
 
     OPTIONS
       --url URL             the job's address, the dashboard URL it printed
@@ -57,7 +59,7 @@ struct CtlCommand {
                 words.append(arg)
             }
         }
-        guard let verb = words.first else { throw UsageError("ctl needs a command: list, mute, unmute, volume, vbitrate, cut, outputs or reconnect (see livemux help ctl)") }
+        guard let verb = words.first else { throw UsageError("ctl needs a command: list, mute, unmute, volume, vbitrate, cut, outputs, reconnect, main or layout (see livemux help ctl)") }
         let args = Array(words.dropFirst())
         func expect(_ count: Int, _ usage: String) throws {
             guard args.count == count else { throw UsageError("usage: livemux ctl \(usage)") }
@@ -78,6 +80,12 @@ struct CtlCommand {
         case "cut":
             try expect(0, "cut")
             (cmd.method, cmd.path) = ("POST", "/api/segments/cut")
+        case "main":
+            try expect(1, "main vN")
+            (cmd.method, cmd.path, cmd.body) = ("PUT", "/api/layout", ["main": args[0]])
+        case "layout":
+            try expect(1, "layout NAME")
+            (cmd.method, cmd.path, cmd.body) = ("PUT", "/api/layout", ["layout": args[0]])
         case "reconnect":
             try expect(1, "reconnect oN")
             (cmd.method, cmd.path) = ("POST", "/api/outputs/\(args[0])/reconnect")
@@ -89,7 +97,7 @@ struct CtlCommand {
             (cmd.method, cmd.path) = ("POST", "/api/outputs")
             cmd.body = try Self.output(Array(args.dropFirst()))
         default:
-            throw UsageError("unknown ctl command '\(verb)' (list, mute, unmute, volume, vbitrate, cut, outputs add|remove, reconnect; see livemux help ctl)")
+            throw UsageError("unknown ctl command '\(verb)' (list, mute, unmute, volume, vbitrate, cut, outputs add|remove, reconnect, main, layout; see livemux help ctl)")
         }
         if verb == "list" { cmd.path = "/api" }
         return cmd

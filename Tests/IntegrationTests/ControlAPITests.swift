@@ -184,6 +184,8 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         let again = try ctl(["outputs", "add", "\(dir)/b.flv"])
         XCTAssertEqual(again.status, 1)
         XCTAssertTrue(again.stderr.hasPrefix("error: \(dir)/b.flv exists: give \"overwrite\": true"), again.stderr)
+        let main = try ctl(["main", "v0"])
+        XCTAssertEqual(main.stderr, "error: the job has one video source: there is no layout to change (HTTP 409)\n")
         let fileReconnect = try ctl(["reconnect", "o0"])
         XCTAssertEqual(fileReconnect.stderr, "error: o0 is not a URL output: it has no connection (HTTP 409)\n")
         let refused = try ctl(["vbitrate", "o5", "1M"])
