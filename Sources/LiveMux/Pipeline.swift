@@ -17,7 +17,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     /// The sources by kind, v0 and a0 first, for their labels in stats.
     let opened: RecordingSources
     /// Every source, each once.
-    private var sources: [CaptureSource] { opened.all }
+    var sources: [CaptureSource] { opened.all }
     /// What sits between the sources and the encoders (mix, composition, filters, level meters).
     let stages: SourceStages
     private let encoderThreads: [EncoderThread]
@@ -47,8 +47,11 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     let live: LiveOutputs?
     /// The outputs given at the start that the control API removed (by index).
     let removedOutputs = Locked(Set<Int>())
-    /// The video sources' layout and which is the main picture, as the control API last set them.
-    let layout: Locked<(layout: VideoLayout, main: Int)>
+    /// The video sources' layout and which is the main picture, as the control API last set them,
+    /// and the video sources it removed (left out of the picture).
+    let layout: Locked<(layout: VideoLayout, main: Int, removed: Set<Int>)>
+    /// Each source's own stop (`stop` requests them all): the control API ends one alone.
+    let sourceStops: [StopSignal]
 
     /// - Parameter report: receives warnings (an output that stopped while others go on).
     public init(_ configuration: RecordConfiguration, quiet: Bool = false,
@@ -162,7 +165,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         laneTargets = lanes.map(\.target)
         self.gains = gains
         segments = config.outputs.segments
-        layout = Locked((config.composition.layout, 0))
+        layout = Locked((config.composition.layout, 0, []))
+        sourceStops = sources.map { _ in StopSignal() }
         live = !controlled ? nil : LiveOutputs(
             .init(video: wantVideo ? config.video : nil, audio: wantAudio ? config.audio : nil, videoFormat: videoFormat, audioFormat: audioFormat,
                   videoEncoder: video, audioEncoder: audio, outputs: config.outputs, queueCapacity: config.queueCapacity,
@@ -235,7 +239,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         for (i, source) in sources.enumerated() {
             // One source failing ends the recording gracefully: the others flush too.
             session.spawn("livemux-capture-\(i)", onFailure: stop) { [self] in
-                try source.run(stop: stopSignal)
+                try source.run(stop: sourceStops[i])
                 if let error = source.failure { throw error }
             }
         }
@@ -245,6 +249,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     /// writes the trailers. Safe from any thread, any number of times.
     public func stop() {
         stopSignal.request()
+        sourceStops.forEach { $0.request() }
         sources.forEach { $0.interrupt() }
     }
 

@@ -28,6 +28,7 @@ struct CtlCommand {
                             a new output, as -o takes it, from the next keyframe; its own
                             encode unless one with those settings runs; -y replaces a file
       outputs remove oN     end output oN whole (file complete, push closed); the others go on
+      sources remove vN|aN  a source ends: it leaves the picture, or the mix (v0 and a0 stay)
       reconnect oN          URL output oN connects again at once, from the newest keyframe
       main vN               video source vN becomes the main picture
       layout NAME           where the other video sources go (as --layout: pip, side-by-side…)
@@ -89,6 +90,9 @@ struct CtlCommand {
         case "reconnect":
             try expect(1, "reconnect oN")
             (cmd.method, cmd.path) = ("POST", "/api/outputs/\(args[0])/reconnect")
+        case "sources" where args.first == "remove":
+            guard args.count == 2 else { throw UsageError("usage: livemux ctl sources remove vN|aN") }
+            (cmd.method, cmd.path) = ("DELETE", "/api/sources/\(args[1])")
         case "outputs" where args.first == "remove":
             guard args.count == 2 else { throw UsageError("usage: livemux ctl outputs remove oN") }
             (cmd.method, cmd.path) = ("DELETE", "/api/outputs/\(args[1])")
@@ -97,7 +101,7 @@ struct CtlCommand {
             (cmd.method, cmd.path) = ("POST", "/api/outputs")
             cmd.body = try Self.output(Array(args.dropFirst()))
         default:
-            throw UsageError("unknown ctl command '\(verb)' (list, mute, unmute, volume, vbitrate, cut, outputs add|remove, reconnect, main, layout; see livemux help ctl)")
+            throw UsageError("unknown ctl command '\(verb)' (list, mute, unmute, volume, vbitrate, cut, outputs add|remove, sources remove, reconnect, main, layout; see livemux help ctl)")
         }
         if verb == "list" { cmd.path = "/api" }
         return cmd

@@ -358,4 +358,36 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         XCTAssertTrue(isRed(MediaAnalysis.pixel(at5, 160, 180)), "v1 on the left: \(MediaAnalysis.pixel(at5, 160, 180))")
         XCTAssertTrue(isBlue(MediaAnalysis.pixel(at5, 480, 180)), "v0 on the right: \(MediaAnalysis.pixel(at5, 480, 180))")
     }
+
+    /// v1 (red, in the corner) and a1 (1 kHz) removed 2 s in: the corner shows v0 (blue) and the
+    /// mix loses 1 kHz from then, 440 Hz and every frame kept; v0 and a0 time the job and stay.
+    func testSourcesRemovedWhileRecording() throws {
+        let file = "\(dir)/a.flv"
+        let job = try ServingLivemux(["record", "-q", "-t", "5", "--fps", "25", "--http", "127.0.0.1:0", "--control-key-file", keyFile,
+                                      "--video", "lavfi:color=c=blue:size=640x360:rate=25", "--video", "lavfi:color=c=red:size=320x180:rate=25",
+                                      "--audio", "lavfi:sine=frequency=440:sample_rate=48000", "--audio", "lavfi:sine=frequency=1000:sample_rate=48000",
+                                      "-o", file], directory: dir)
+        let port = try port(job)
+        while mediaTime(port) < 2 { usleep(20_000) }
+        let removedAt = mediaTime(port)
+        XCTAssertEqual(call(port, "DELETE", "/api/sources/v1").status, 200)
+        XCTAssertEqual(call(port, "DELETE", "/api/sources/a1").status, 200)
+        XCTAssertEqual(call(port, "DELETE", "/api/sources/v1").status, 409, "already removed")
+        XCTAssertEqual(call(port, "DELETE", "/api/sources/a0").status, 409, "a0 times the mix")
+        XCTAssertEqual(call(port, "DELETE", "/api/sources/v0").status, 409, "v0 times the picture")
+        XCTAssertEqual(call(port, "DELETE", "/api/sources/v7").status, 404)
+        XCTAssertEqual(call(port, "PUT", "/api/layout", body: #"{"main": "v1"}"#).status, 409, "a removed source cannot be the main picture")
+        XCTAssertEqual(job.wait(), 0, job.stderr)
+        XCTAssertEqual(try Tools.decodeErrors(file), "")
+        XCTAssertEqual(try Tools.probe(file).stream("video")?.packetCount, 125)
+        let corner = { (t: Double) in MediaAnalysis.pixel(try MediaAnalysis.frame(file, at: t), 590, 320) }
+        XCTAssertGreaterThan(try corner(1).r, 200, "v1 in the corner before")
+        XCTAssertGreaterThan(try corner(4).b, 200, "v0 alone after")
+        let samples = try MediaAnalysis.samples(file)
+        let high = MediaAnalysis.amplitudes(of: 1000, in: samples, window: 0.1), low = MediaAnalysis.amplitudes(of: 440, in: samples, window: 0.1)
+        let gone = Double(try XCTUnwrap((10..<high.count).first { high[$0] < high[10] * 0.1 })) * 0.1
+        print("control, sources: removed at \(removedAt) s, 1 kHz gone at \(gone) s")
+        XCTAssertEqual(gone, removedAt, accuracy: 0.25)
+        XCTAssertEqual(low[40], low[10], accuracy: low[10] * 0.1, "a0 goes on")
+    }
 }

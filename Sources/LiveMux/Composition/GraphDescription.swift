@@ -17,12 +17,13 @@ enum GraphDescription {
     static let pipWidthFraction = 4, pipMarginFraction = 40
 
     /// `sizes`: each video source's size as its graph input takes it (the first is the output's).
-    /// `main`: the source in the main picture (the first in the cells), fitted to the output's size.
-    static func video(sizes: [(width: Int, height: Int)], _ c: Composition, main: Int = 0) -> String? {
+    /// `main`: the source in the main picture (the first in the cells), fitted to the output's size;
+    /// `hidden`: sources left out of the picture (removed while live), their frames discarded.
+    static func video(sizes: [(width: Int, height: Int)], _ c: Composition, main: Int = 0, hidden: Set<Int> = []) -> String? {
         if let graph = c.videoGraph { return graph }
         guard sizes.count > 1 || c.videoFilter != nil else { return nil }
         let (width, height) = sizes[0]
-        let order = [main] + sizes.indices.filter { $0 != main }
+        let order = [main] + sizes.indices.filter { $0 != main && !hidden.contains($0) }
         var chain: String
         switch c.layout {
         case .pip, .pipTopLeft, .pipTopRight, .pipBottomLeft:
@@ -31,13 +32,15 @@ enum GraphDescription {
             chain = cells(order: order, width: width, height: height, across: c.layout == .sideBySide)
         }
         if let filter = c.videoFilter { chain += "[composed];[composed]\(filter)" }
-        return chain + "[\(videoOutput)]"
+        let discarded = hidden.sorted().map { "[v\($0)]nullsink;" }.joined()
+        return discarded + chain + "[\(videoOutput)]"
     }
 
     private static func even(_ n: Int) -> Int { max(2, n / 2 * 2) }
 
     private static func pictureInPicture(order: [Int], width: Int, height: Int, layout: VideoLayout) -> String {
         let count = order.count
+        if count == 1 { return alone(order[0], width, height) }
         let pipWidth = even(width / pipWidthFraction), margin = width / pipMarginFraction
         var parts = (1..<count).map { "[v\(order[$0])]scale=w=\(pipWidth):h=-2[p\($0)]" }
         var main = "[v0]"
@@ -54,18 +57,22 @@ enum GraphDescription {
             parts.append("\(main)[p\(k)]overlay=x=\(x):y=\(y)\(label)")
             main = "[o\(k)]"
         }
-        if count == 1 { parts.append("[v0]null") }
         return parts.joined(separator: ";")
     }
 
     private static func cells(order: [Int], width: Int, height: Int, across: Bool) -> String {
         let count = order.count
-        if count == 1 { return "[v0]null" }
+        if count == 1 { return alone(order[0], width, height) }
         let (w, h) = across ? (even(width / count), even(height)) : (even(width), even(height / count))
         var parts = (0..<count).map { "[v\(order[$0])]\(fit(w, h))[c\($0)]" }
         let stack = across ? "hstack" : "vstack"
         parts.append((0..<count).map { "[c\($0)]" }.joined() + "\(stack)=inputs=\(count)")
         return parts.joined(separator: ";")
+    }
+
+    /// One source in the picture: as it is, or fitted when it is not the first (whose size the picture has).
+    private static func alone(_ source: Int, _ width: Int, _ height: Int) -> String {
+        source == 0 ? "[v0]null" : "[v\(source)]\(fit(width, height))"
     }
 
     /// Scales to fit `width`x`height`, aspect kept, and pads the rest black.

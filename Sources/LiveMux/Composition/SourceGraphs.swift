@@ -8,7 +8,7 @@ struct SourceGraphs {
     let video: ProcessingGraph?
     /// Builds the video graph again with another layout and main picture (`VideoCompositor.change`);
     /// nil when the graph is the user's own (`--filter-complex`) or there is none.
-    let rebuildVideo: (@Sendable (VideoLayout, Int) throws -> ProcessingGraph)?
+    let rebuildVideo: (@Sendable (VideoLayout, Int, Set<Int>) throws -> ProcessingGraph)?
     /// Each video source's size as its graph input takes it (the first one's is the picture's).
     let videoSizes: [(width: Int, height: Int)]
     let audio: ProcessingGraph?
@@ -35,10 +35,10 @@ struct SourceGraphs {
                 rebuildVideo = nil
             } else {
                 let given = Self.given(nil, c.videoFilter, "--vf")
-                rebuildVideo = { (layout: VideoLayout, main: Int) throws -> ProcessingGraph in
+                rebuildVideo = { (layout: VideoLayout, main: Int, hidden: Set<Int>) throws -> ProcessingGraph in
                     var changed = c
                     changed.layout = layout
-                    let text = GraphDescription.video(sizes: sizes, changed, main: main) ?? "[v0]null[\(GraphDescription.videoOutput)]"
+                    let text = GraphDescription.video(sizes: sizes, changed, main: main, hidden: hidden) ?? "[v0]null[\(GraphDescription.videoOutput)]"
                     return try Self.graph(text, inputs, output: GraphDescription.videoOutput, given: given)
                 }
             }

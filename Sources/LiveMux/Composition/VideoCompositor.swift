@@ -12,9 +12,9 @@ final class VideoCompositor: FrameConsumer, @unchecked Sendable {
     private let inputs: [VideoSourceInput]
     private var graph: ProcessingGraph
     /// Builds the graph for another layout and main picture; nil: the graph cannot change.
-    private let rebuild: (@Sendable (VideoLayout, Int) throws -> ProcessingGraph)?
-    /// A layout and main picture asked for (the control API), taken at the next frame.
-    private let asked = Locked<(layout: VideoLayout, main: Int)?>(nil)
+    private let rebuild: (@Sendable (VideoLayout, Int, Set<Int>) throws -> ProcessingGraph)?
+    /// A layout, main picture and sources left out asked for (the control API), taken at the next frame.
+    private let asked = Locked<(layout: VideoLayout, main: Int, hidden: Set<Int>)?>(nil)
     /// The first source's pictures, as its graph input takes them.
     private let converter: PictureConverter
     /// Shown for a source before its first frame, and while its device is left out.
@@ -30,7 +30,7 @@ final class VideoCompositor: FrameConsumer, @unchecked Sendable {
     static let timeBase = Rational(1, 1_000_000)
 
     init(encoder: FrameConsumer, width: Int, height: Int, inputs: [VideoSourceInput], graph: ProcessingGraph,
-         rebuild: (@Sendable (VideoLayout, Int) throws -> ProcessingGraph)? = nil) throws {
+         rebuild: (@Sendable (VideoLayout, Int, Set<Int>) throws -> ProcessingGraph)? = nil) throws {
         self.encoder = encoder
         self.rebuild = rebuild
         converter = PictureConverter(width: width, height: height)
@@ -45,13 +45,13 @@ final class VideoCompositor: FrameConsumer, @unchecked Sendable {
     /// Whether the layout and main picture can change while running.
     var canChange: Bool { rebuild != nil }
 
-    /// Asks for another layout and main picture (any thread), from the next frame on.
-    func change(layout: VideoLayout, main: Int) { asked.withLock { $0 = (layout, main) } }
+    /// Asks for another layout, main picture and sources left out (any thread), from the next frame on.
+    func change(layout: VideoLayout, main: Int, hidden: Set<Int>) { asked.withLock { $0 = (layout, main, hidden) } }
 
     /// Ends the graph (what it holds goes to the encoder) and builds the one asked for.
     private func applyChange(_ start: Int64) throws -> Bool {
         guard let rebuild, let change = asked.withLock({ a in defer { a = nil }; return a }) else { return true }
-        let next = try rebuild(change.layout, change.main)
+        let next = try rebuild(change.layout, change.main, change.hidden)
         for i in 0...inputs.count { try graph.send(nil, to: i) }
         let more = try handOn(start)
         graph = next

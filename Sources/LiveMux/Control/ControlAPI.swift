@@ -54,8 +54,12 @@ final class ControlAPI: Sendable {
             try Self.allow(method, "GET")
             return ("200 OK", job.controlDescription())
         case (2, "sources"):
-            if method == "DELETE" { throw ControlError.notImplemented("removing a source while live is not available yet: restart with the sources wanted") }
             try Self.allow(method, "PATCH, DELETE")
+            if method == "DELETE" {
+                _ = try Self.object(body, allowed: [], example: "no body")
+                try job.removeSource(parts[1])
+                return ("200 OK", Self.entry(parts[1], in: job.controlDescription(), list: "sources"))
+            }
             let fields = try Self.object(body, allowed: ["volume", "mute"], example: "{\"mute\": true} or {\"volume\": 0.5}")
             let volume = try fields["volume"].map { try Self.volume($0) }
             let muted = try fields["mute"].map { value -> Bool in

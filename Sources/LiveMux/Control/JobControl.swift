@@ -16,6 +16,8 @@ protocol JobControl: AnyObject, Sendable {
     func removeOutput(_ id: String) throws
     /// `POST /api/outputs/ID/reconnect`: a URL output connects again at once.
     func reconnectOutput(_ id: String) throws
+    /// `DELETE /api/sources/ID`: a source ends while the recording goes on.
+    func removeSource(_ id: String) throws
     /// `PUT /api/layout`: where the video sources go, and which is the main picture (`v1`).
     func setLayout(_ layout: VideoLayout?, main: String?) throws
 }

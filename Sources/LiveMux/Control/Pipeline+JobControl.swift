@@ -157,13 +157,49 @@ extension Pipeline: JobControl {
         guard let compositor = stages.video as? VideoCompositor, compositor.canChange, opened.video.count > 1 else {
             throw ControlError.conflict(nil, opened.video.count > 1 ? "the picture is the --filter-complex graph's: change it there" : "the job has one video source: there is no layout to change")
         }
+        if let index, layout.withLock({ $0.removed.contains(index) }) {
+            throw ControlError.conflict("main", "v\(index) was removed")
+        }
         let next = layout.withLock { l in
-            l = (shape ?? l.layout, index ?? l.main)
+            l = (shape ?? l.layout, index ?? l.main, l.removed)
             return l
         }
-        compositor.change(layout: next.layout, main: next.main)
+        compositor.change(layout: next.layout, main: next.main, hidden: next.removed)
         if let shape { statistics.changed("layout", "layout", .text(shape.rawValue)) }
         if let index { statistics.changed("layout", "main", .text("v\(index)")) }
+    }
+
+    /// Ends a source while the recording goes on: a video source leaves the picture, an audio
+    /// source's place in the mix is silence from then. v0 and a0 time the picture and the mix.
+    public func removeSource(_ id: String) throws {
+        guard live != nil else { throw Self.notLive }
+        let kind: StreamKind? = id.hasPrefix("v") ? .video : id.hasPrefix("a") ? .audio : nil
+        let list = kind == .video ? opened.video : opened.audio
+        guard let kind, let index = Int(id.dropFirst()), list.indices.contains(index), "\(id.first!)\(index)" == id else {
+            throw ControlError.notFound("no source \(id): the sources are \((opened.video.indices.map { "v\($0)" } + opened.audio.indices.map { "a\($0)" }).joined(separator: ", "))")
+        }
+        guard index > 0 else {
+            let instead = kind == .video ? "make another the main picture" : "mute it"
+            throw ControlError.conflict(nil, "\(id) times the \(kind == .video ? "picture" : "mix"): it stays while the job runs (\(instead))")
+        }
+        let source = list[index]
+        guard let i = sources.firstIndex(where: { $0 === source }) else { throw ControlError.notFound("no source \(id)") }
+        if kind == .video {
+            guard let compositor = stages.video as? VideoCompositor, compositor.canChange else {
+                throw ControlError.conflict(nil, "the picture is the --filter-complex graph's: change it there")
+            }
+            let next = try layout.withLock { l -> (layout: VideoLayout, main: Int, removed: Set<Int>) in
+                guard l.removed.insert(index).inserted else { throw ControlError.conflict(nil, "\(id) was removed already") }
+                if l.main == index { l.main = 0 }
+                return l
+            }
+            compositor.change(layout: next.layout, main: next.main, hidden: next.removed)
+        } else if sourceStops[i].isRequested {
+            throw ControlError.conflict(nil, "\(id) was removed already")
+        }
+        sourceStops[i].request()
+        source.interrupt()
+        statistics.changed(id, "removed", .none)
     }
 
     /// A URL output closes its connection and connects again at once, from the newest keyframe.
