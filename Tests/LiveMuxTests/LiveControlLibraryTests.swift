@@ -21,7 +21,7 @@ final class LiveControlLibraryTests: XCTestCase {
 
     func testAMuteAVolumeAndABitRateChangedFromSwift() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("livemux-control-\(UUID().uuidString).flv").path
-        defer { [path, path + ".2.flv", path + ".3.flv"].forEach { try? FileManager.default.removeItem(atPath: $0) } }
+        defer { [path, path + ".2.flv", path + ".3.flv", path + ".4.flv"].forEach { try? FileManager.default.removeItem(atPath: $0) } }
         let pipeline = try Pipeline(config(path, live: true))
         pipeline.start()
         while pipeline.statisticsSnapshot.mediaTime < 1 { usleep(20_000) }
@@ -31,8 +31,13 @@ final class LiveControlLibraryTests: XCTestCase {
         let added = try pipeline.addOutput(OutputSpec(destination: .file(path + ".3.flv"), format: .flv))
         XCTAssertEqual(added["id"] as? String, "o2")
         XCTAssertThrowsError(try pipeline.addOutput(OutputSpec(destination: .file(path), format: .flv))) {
+            XCTAssertEqual(($0 as? ControlError)?.field, "output", "it is being written")
+        }
+        FileManager.default.createFile(atPath: path + ".4.flv", contents: Data("someone's".utf8))
+        XCTAssertThrowsError(try pipeline.addOutput(OutputSpec(destination: .file(path + ".4.flv"), format: .flv))) {
             XCTAssertEqual(($0 as? ControlError)?.field, "overwrite", "it exists")
         }
+        XCTAssertEqual(FileManager.default.contents(atPath: path + ".4.flv"), Data("someone's".utf8), "left as it was")
         while pipeline.statisticsSnapshot.mediaTime < 2 { usleep(20_000) }
         try pipeline.removeOutput("o2")
         XCTAssertThrowsError(try pipeline.removeOutput("o9")) { XCTAssertEqual(($0 as? ControlError)?.status, "404 Not Found") }
