@@ -49,6 +49,8 @@ public struct RecordingReport: Sendable {
     public let packets: [PacketRecord]
     /// What the numbers rest on, or leave out, beyond the file as it is: one line each.
     public internal(set) var notes: [String] = []
+    /// What an ASF or FLV header says about the recording's end (nil for other containers).
+    public internal(set) var finalisation: Finalisation?
 
     /// Largest distance between a packet's DTS and the last DTS read from the other stream (s).
     public private(set) var largestDistance: Double = 0
@@ -79,6 +81,7 @@ public struct RecordingReport: Sendable {
         }
         var report = try (input.formatName == "flv" ? readFLVTags(path) : nil) ?? readPackets(of: input, path: path)
         report.analyseInterleaving()
+        report.finalisation = Finalisation.read(path)
         return report
     }
 
@@ -228,6 +231,12 @@ public struct RecordingReport: Sendable {
         var lines: [String] = []
         let seconds = { (v: Double) in String(format: "%.3f s", v) }
         lines.append("file: \(path) (\(formatName), \(fileSize) bytes, \(seconds(duration)), \(packets.count) packets)")
+        if let f = finalisation, !f.isFinalised {
+            let why = f.wasStreamed ? "it was written as a stream (stdout, a pipe), which never goes back to write its end"
+                : "the recording was cut off before its end was written (killed, or the power went)"
+            lines.append("finalised: NO (\(f.missing.joined(separator: ", "))): \(why), so players show no duration and cannot seek;"
+                         + " repair it: livemux repair \(path)")
+        }
         for s in streams {
             var line = "stream \(s.index): \(s.kind?.rawValue ?? "other") \(s.codec)" + (s.signalling.map { " (\($0))" } ?? "")
             if s.kind == .video && s.width > 0 { line += " \(s.width)x\(s.height)" }
