@@ -188,6 +188,18 @@ final class ReportTests: TemporaryDirectoryTestCase {
         XCTAssertTrue(text.contains("carry no DTS"), "says which packets it left out: \(text)")
     }
 
+    /// A picture is not a recording, though libavformat opens an SVG (image2) as one frame of video.
+    func testSVGIsRefused() throws {
+        let svg = "\(dir)/picture.svg"
+        try Data(#"<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>"#.utf8)
+            .write(to: URL(fileURLWithPath: svg))
+        let out = try report(svg)
+        XCTAssertEqual(out.status, 1)
+        XCTAssertEqual(out.stdoutText, "")
+        XCTAssertEqual(out.stderr.split(separator: "\n").count, 1, out.stderr)
+        XCTAssertTrue(out.stderr.hasPrefix("error: '\(svg)' is an image (image2), not a recording"), out.stderr)
+    }
+
     func testErrors() throws {
         let missing = try report("\(dir)/none.asf")
         XCTAssertEqual(missing.status, 1)

@@ -83,6 +83,13 @@ public struct RecordingReport: Sendable {
         } catch let error as FFmpegError {
             throw ExplainedError("cannot read '\(path)': \(error.message) (give a recording, such as one livemux record wrote)", cause: error)
         }
+        // libavformat opens pictures and text too (an SVG as image2, a .txt as tty): one frame, or
+        // none, is no recording to report on.
+        let media = input.streams.contains { $0.mediaType == .video || $0.mediaType == .audio }
+        if Self.isNotAContainer(input.formatName) || !media {
+            throw LiveMuxError.input("'\(path)' is \(!media ? "no audio or video" : input.formatName == "tty" ? "text (tty)" : "an image (\(input.formatName))")"
+                                     + ", not a recording: livemux report reads media containers (ASF, FLV, MP4, MKV, TS…)")
+        }
         var report = try (input.formatName == "flv" ? readFLVTags(path) : nil) ?? readPackets(of: input, path: path)
         report.analyseInterleaving()
         report.finalisation = Finalisation.read(path)
@@ -156,6 +163,12 @@ public struct RecordingReport: Sendable {
         var report = RecordingReport(path: path, formatName: input.formatName, fileSize: size, streams: streams, packets: records)
         report.notes = notes
         return report
+    }
+
+    /// libavformat's readers of pictures (`image2`, and `svg_pipe`, `png_pipe`… when probed by
+    /// content) and of text shown as video (`tty`).
+    static func isNotAContainer(_ formatName: String) -> Bool {
+        formatName == "image2" || formatName == "tty" || formatName.hasSuffix("_pipe")
     }
 
     /// libavformat's elementary video formats (H.264 and HEVC Annex B streams).
