@@ -21,6 +21,8 @@ public enum CLI {
                 try: livemux mux --video clip.h264 --audio clip.aac -o clip.flv
       devices   list the capture devices found (pulse, alsa, X displays, v4l2 cameras)
       report    read a recording back: streams, GOP, bit rate, interleaving; --svg timeline
+      repair    finalise a recording cut off by SIGKILL or a power loss (no duration, no index)
+                try: livemux repair rec.asf   (writes rec.repaired.asf)
       ctl       change a running record or serve (mute, volume, an output's bit rate, a cut)
                 through its control API: livemux ctl --key-file key.txt list
 
@@ -33,7 +35,7 @@ public enum CLI {
         SignalHandling.hold()
         SignalHandling.ignoreBrokenPipe()
         switch arguments.first {
-        case "record", "serve", "mux": break
+        case "record", "serve", "mux", "repair": break
         default: SignalHandling.release()
         }
         guard let command = arguments.first else {
@@ -64,6 +66,8 @@ public enum CLI {
             }
         case "mux":
             return run(rest, help: MuxCommand.help) { try mux(MuxCommand.parse(rest)) }
+        case "repair":
+            return run(rest, help: RepairCommand.help) { try repair(RepairCommand.parse(rest)) }
         case "report":
             return run(rest, help: ReportCommand.help) {
                 try ReportCommand.parse(rest).run()
@@ -85,7 +89,7 @@ public enum CLI {
         }
     }
 
-    static let commands = "record, serve, mux, report, devices, ctl"
+    static let commands = "record, serve, mux, report, repair, devices, ctl"
 
     /// The help of one command, as its --help prints it; nil for an unknown command.
     static func commandHelp(_ command: String) -> String? {
@@ -94,6 +98,7 @@ public enum CLI {
         case "serve": return RecordCommand.serveHelp + RecordCommand.help
         case "mux": return MuxCommand.help
         case "report": return ReportCommand.help
+        case "repair": return RepairCommand.help
         case "devices": return DevicesCommand.help
         case "ctl": return CtlCommand.help
         default: return nil
@@ -159,6 +164,34 @@ public enum CLI {
         }
         try cmd.segments?.open(overwrite: cmd.configuration.outputs.overwriteFiles)
         return supervise(job, signals: signals, quiet: cmd.quiet, verbose: cmd.verbose, remux: true, segments: cmd.configuration.outputs.segments)
+    }
+
+    /// `livemux repair`: `mux` of the input with no progress line, and one line at the end saying
+    /// what was kept. An input that opens to nothing (its header alone) is no repair: its empty
+    /// copy is removed and said to hold nothing readable.
+    static func repair(_ cmd: RepairCommand) throws -> ExitCode {
+        let signals = SignalHandling.start(quiet: cmd.mux.quiet)
+        (cmd.mux.verbose ? LogLevel.verbose : .quiet).apply()
+        let job: FileMuxJob
+        do {
+            job = try FileMuxJob(cmd.mux.configuration) { message in
+                if !cmd.mux.quiet { Terminal.warning(message) }
+            }
+        } catch let error as ExplainedError {
+            // The bytes are ASF or FLV (checked in parse), so a reader that cannot open them found
+            // no whole packet: an FLV cut off after its metadata ends there.
+            if cmd.mux.verbose { report(error, verbose: true) }
+            throw cmd.nothingReadable()
+        }
+        let code = supervise(job, signals: signals, quiet: true, verbose: cmd.mux.verbose, remux: true)
+        guard code == .success else { return code }
+        let kept = job.statisticsSnapshot
+        guard kept.video.packetsOut + kept.audio.packetsOut > 0 else {
+            try? FileManager.default.removeItem(atPath: cmd.output)
+            throw cmd.nothingReadable()
+        }
+        if !cmd.mux.quiet { Terminal.write(cmd.summary(kept) + "\n") }
+        return .success
     }
 
     /// Runs a job to its end, for every command: the viewer URLs once, then the first SIGINT or

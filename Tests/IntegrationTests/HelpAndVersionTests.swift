@@ -4,7 +4,7 @@ import XCTest
 /// `livemux help COMMAND` and `livemux --version` (issue 18, item 8).
 final class HelpAndVersionTests: XCTestCase {
     func testHelpForACommandIsThatCommandsHelp() throws {
-        for command in ["record", "serve", "mux", "report", "devices", "ctl"] {
+        for command in ["record", "serve", "mux", "report", "repair", "devices", "ctl"] {
             let viaHelp = try Tools.livemux(["help", command]), viaFlag = try Tools.livemux([command, "--help"])
             XCTAssertEqual(viaHelp.status, 0, command)
             XCTAssertEqual(viaHelp.stdoutText, viaFlag.stdoutText, command)
@@ -14,7 +14,7 @@ final class HelpAndVersionTests: XCTestCase {
         XCTAssertEqual(general.stdoutText, try Tools.livemux(["--help"]).stdoutText)
         let unknown = try Tools.livemux(["help", "bogus"])
         XCTAssertEqual(unknown.status, 64)
-        XCTAssertEqual(unknown.stderr, "error: no help for 'bogus' (commands: record, serve, mux, report, devices, ctl; see livemux --help)\n")
+        XCTAssertEqual(unknown.stderr, "error: no help for 'bogus' (commands: record, serve, mux, report, repair, devices, ctl; see livemux --help)\n")
     }
 
     /// The versions printed are those ffprobe (the same Debian libraries) reports at run time.

@@ -146,6 +146,16 @@ final class ReadmeExampleTests: TemporaryDirectoryTestCase {
                 let svg = try XCTUnwrap(FileManager.default.contents(atPath: "\(d)/live.svg"))
                 XCTAssertTrue(XMLParser(data: svg).parse())
             },
+            // Killed once its first media is on disk: what SIGKILL or a power loss leaves.
+            Example(readme: "livemux repair rec.asf",
+                    setup: ["\(livemux) record -q -o rec.asf & recorder=$!",
+                            "for i in $(seq 600); do [ \"$(stat -c %s rec.asf 2>/dev/null || echo 0)\" -gt 65536 ] && break; sleep 0.05; done",
+                            "kill -KILL $recorder; wait $recorder || true"]) { d, r in
+                // bash says on stderr too that its job was killed.
+                XCTAssertTrue(r.stderr.split(separator: "\n").contains { $0.hasPrefix("repaired rec.asf into rec.repaired.asf") }, r.stderr)
+                XCTAssertNotNil(try Tools.probe("\(d)/rec.repaired.asf").format.seconds)
+                try Self.decodes("\(d)/rec.repaired.asf")
+            },
             Example(readme: "livemux mux --video clip.h264 --audio clip.aac -o clip.flv",
                     setup: ["ffmpeg -v error -f lavfi -i \(Self.sources) -c:a aac clip.mp4",
                             "ffmpeg -v error -i clip.mp4 -an -c copy -bsf:v h264_mp4toannexb clip.h264",

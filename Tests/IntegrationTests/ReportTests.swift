@@ -169,6 +169,37 @@ final class ReportTests: TemporaryDirectoryTestCase {
         XCTAssertTrue(text.contains("video h264 160x120, 120 packets"), text)
     }
 
+    /// An ordinary ffmpeg MKV with B-frames: Matroska stores no DTS, and the demuxer gives the
+    /// first packets none (the delay is not known yet). Judged by the DTS there is, it is well
+    /// interleaved at exactly 25 fps; placed by their PTS, those packets read as an inversion and
+    /// stretched the rate to 25.52.
+    func testMKVWithBFramesIsJudgedByItsDTS() throws {
+        let mkv = "\(dir)/bframes.mkv"
+        let made = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25",
+                                            "-f", "lavfi", "-i", "sine", "-t", "4", "-c:v", "libx264", "-bf", "2", "-c:a", "aac", mkv])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let out = try report(mkv)
+        XCTAssertEqual(out.status, 0, out.stderr)
+        let text = out.stdoutText
+        XCTAssertTrue(text.contains("video h264 320x240, 100 packets"), text)
+        XCTAssertTrue(text.contains(", 25.00 frames/s"), text)
+        XCTAssertTrue(text.contains("interleaving: good"), text)
+        XCTAssertTrue(text.contains("no inversions"), text)
+        XCTAssertTrue(text.contains("carry no DTS"), "says which packets it left out: \(text)")
+    }
+
+    /// A picture is not a recording, though libavformat opens an SVG (image2) as one frame of video.
+    func testSVGIsRefused() throws {
+        let svg = "\(dir)/picture.svg"
+        try Data(#"<svg xmlns="http://www.w3.org/2000/svg" width="8" height="8"><rect width="8" height="8"/></svg>"#.utf8)
+            .write(to: URL(fileURLWithPath: svg))
+        let out = try report(svg)
+        XCTAssertEqual(out.status, 1)
+        XCTAssertEqual(out.stdoutText, "")
+        XCTAssertEqual(out.stderr.split(separator: "\n").count, 1, out.stderr)
+        XCTAssertTrue(out.stderr.hasPrefix("error: '\(svg)' is an image (image2), not a recording"), out.stderr)
+    }
+
     func testErrors() throws {
         let missing = try report("\(dir)/none.asf")
         XCTAssertEqual(missing.status, 1)

@@ -33,7 +33,7 @@ final class LiveControlLibraryTests: XCTestCase {
         XCTAssertThrowsError(try pipeline.addOutput(OutputSpec(destination: .file(path), format: .flv))) {
             XCTAssertEqual(($0 as? ControlError)?.field, "output", "it is being written")
         }
-        FileManager.default.createFile(atPath: path + ".4.flv", contents: Data("someone's".utf8))
+        XCTAssertTrue(FileManager.default.createFile(atPath: path + ".4.flv", contents: Data("someone's".utf8)))
         XCTAssertThrowsError(try pipeline.addOutput(OutputSpec(destination: .file(path + ".4.flv"), format: .flv))) {
             XCTAssertEqual(($0 as? ControlError)?.field, "overwrite", "it exists")
         }

@@ -8,10 +8,11 @@ final class RecordingReportTests: XCTestCase {
     let videoBase = Rational(1, 15360), audioBase = Rational(1, 48000)
 
     /// A report over `packets` (stream 0 video, stream 1 audio) in the order given, analysed.
-    func analysed(_ packets: [(stream: Int, dts: Int64)]) -> RecordingReport {
+    /// Packets listed in `placedByPTS` (by their place in `packets`) came with no DTS.
+    func analysed(_ packets: [(stream: Int, dts: Int64)], placedByPTS: Set<Int> = []) -> RecordingReport {
         let records = packets.enumerated().map { n, p in
             RecordingReport.PacketRecord(stream: p.stream, timestamp: p.dts, timeBase: p.stream == 0 ? videoBase : audioBase,
-                                         size: 100, isKeyframe: n == 0, position: Int64(n * 100))
+                                         size: 100, isKeyframe: n == 0, position: Int64(n * 100), timestampIsDTS: !placedByPTS.contains(n))
         }
         let streams = [RecordingReport.Stream(index: 0, kind: .video, codec: "h264", width: 320, height: 240, sampleRate: 0, channels: 0),
                        RecordingReport.Stream(index: 1, kind: .audio, codec: "aac", width: 0, height: 0, sampleRate: 48000, channels: 2)]
@@ -28,6 +29,24 @@ final class RecordingReportTests: XCTestCase {
         XCTAssertEqual(report.backwardsInStream, 0)
         XCTAssertTrue(report.isWellInterleaved)
         XCTAssertTrue(report.text.contains("interleaving: good"), report.text)
+    }
+
+    /// B-frames: the first two video packets came without DTS and are placed by their PTS, later
+    /// than their decoding. Judged by the DTS there is, nothing is inverted or goes backwards, and
+    /// the frame rate is the DTS steps' (25 fps: 614.4 ticks of 1/15360), not stretched by them.
+    func testPacketsPlacedByTheirPTSAreLeftOutOfTheJudgement() {
+        let frame: Int64 = 614  // 1/25 s in 1/15360, rounded as a muxer would
+        // Audio at 0, 40, 80 and 160 ms (1/48000), each after the video before it.
+        let report = analysed([(0, 3 * frame), (0, 6 * frame), (1, 0), (0, frame), (1, 1920), (0, 2 * frame), (1, 3840),
+                               (0, 3 * frame), (0, 4 * frame), (1, 7680), (0, 5 * frame), (0, 6 * frame)],
+                              placedByPTS: [0, 1])
+        XCTAssertEqual(report.inversions.count, 0)
+        XCTAssertEqual(report.backwardsInStream, 0)
+        XCTAssertTrue(report.isWellInterleaved, report.text)
+        XCTAssertEqual(report.packetInterval(of: report.streams[0]) ?? 0, Double(frame) / 15360, accuracy: 1e-9)
+        // Placed by their PTS, the same packets were an inversion and a step back.
+        let asBefore = analysed([(0, 3 * frame), (0, 6 * frame), (1, 0), (0, frame), (1, 1920), (0, 2 * frame)])
+        XCTAssertFalse(asBefore.isWellInterleaved)
     }
 
     /// One audio tick (1/48000 s) before the video already read is an inversion: the rule is exact.

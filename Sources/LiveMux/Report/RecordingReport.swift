@@ -29,6 +29,10 @@ public struct RecordingReport: Sendable {
         public let size: Int
         public let isKeyframe: Bool
         public let position: Int64
+        /// False for a packet that came with no DTS and is placed by its PTS (the first packets
+        /// of a stream with B-frames, before the demuxer knows the delay): its time is not when
+        /// it is decoded, so it stays out of the interleaving and the frame rate.
+        public var timestampIsDTS = true
 
         /// The DTS in seconds, for what is shown and measured (distances, bit rate).
         public var dts: Double { Double(timestamp) * timeBase.doubleValue }
@@ -49,6 +53,8 @@ public struct RecordingReport: Sendable {
     public let packets: [PacketRecord]
     /// What the numbers rest on, or leave out, beyond the file as it is: one line each.
     public internal(set) var notes: [String] = []
+    /// What an ASF or FLV header says about the recording's end (nil for other containers).
+    public internal(set) var finalisation: Finalisation?
 
     /// Largest distance between a packet's DTS and the last DTS read from the other stream (s).
     public private(set) var largestDistance: Double = 0
@@ -77,8 +83,16 @@ public struct RecordingReport: Sendable {
         } catch let error as FFmpegError {
             throw ExplainedError("cannot read '\(path)': \(error.message) (give a recording, such as one livemux record wrote)", cause: error)
         }
+        // libavformat opens pictures and text too (an SVG as image2, a .txt as tty): one frame, or
+        // none, is no recording to report on.
+        let media = input.streams.contains { $0.mediaType == .video || $0.mediaType == .audio }
+        if Self.isNotAContainer(input.formatName) || !media {
+            throw LiveMuxError.input("'\(path)' is \(!media ? "no audio or video" : input.formatName == "tty" ? "text (tty)" : "an image (\(input.formatName))")"
+                                     + ", not a recording: livemux report reads media containers (ASF, FLV, MP4, MKV, TS…)")
+        }
         var report = try (input.formatName == "flv" ? readFLVTags(path) : nil) ?? readPackets(of: input, path: path)
         report.analyseInterleaving()
+        report.finalisation = Finalisation.read(path)
         return report
     }
 
@@ -104,20 +118,23 @@ public struct RecordingReport: Sendable {
                          + (stated == rate ? "the rate its parameter sets state" : "as its parameter sets state no usable rate"))
         }
         var untimed = [Int](repeating: 0, count: streams.count)
+        var placedByPTS = [Int](repeating: 0, count: streams.count)
         var records: [PacketRecord] = []
         let packet = try Packet()
         while try input.read(into: packet) {
             let i = packet.streamIndex
             guard i < streams.count else { continue }
             var ts = packet.dts
+            let hasDTS = ts != Timestamp.none || elementary
             if ts == Timestamp.none { ts = packet.pts }
             if elementary { ts = Int64(streams[i].packets) }
             guard ts != Timestamp.none else {
                 untimed[i] += 1
                 continue
             }
+            if !hasDTS { placedByPTS[i] += 1 }
             let record = PacketRecord(stream: i, timestamp: ts, timeBase: bases[i], size: packet.size,
-                                      isKeyframe: packet.isKeyframe, position: packet.position)
+                                      isKeyframe: packet.isKeyframe, position: packet.position, timestampIsDTS: hasDTS)
             records.append(record)
             streams[i].packets += 1
             streams[i].bytes += packet.size
@@ -138,10 +155,20 @@ public struct RecordingReport: Sendable {
         for (i, count) in untimed.enumerated() where count > 0 {
             notes.append("timing: \(count) packets of stream \(i) carry no timestamp and are left out of every number")
         }
+        for (i, count) in placedByPTS.enumerated() where count > 0 && count < streams[i].packets {
+            notes.append("timing: the first \(count) packets of stream \(i) carry no DTS (the decoder's delay is not known yet):"
+                         + " placed by their PTS, and left out of the interleaving and the frame rate")
+        }
         let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? NSNumber)?.int64Value ?? 0
         var report = RecordingReport(path: path, formatName: input.formatName, fileSize: size, streams: streams, packets: records)
         report.notes = notes
         return report
+    }
+
+    /// libavformat's readers of pictures (`image2`, and `svg_pipe`, `png_pipe`… when probed by
+    /// content) and of text shown as video (`tty`).
+    static func isNotAContainer(_ formatName: String) -> Bool {
+        formatName == "image2" || formatName == "tty" || formatName.hasSuffix("_pipe")
     }
 
     /// libavformat's elementary video formats (H.264 and HEVC Annex B streams).
@@ -172,7 +199,8 @@ public struct RecordingReport: Sendable {
         var last: [Int: PacketRecord] = [:]
         let video = streams.first { $0.kind == .video }?.index
         let audio = streams.first { $0.kind == .audio }?.index
-        for (n, p) in packets.enumerated() {
+        let judged = judgedPackets
+        for (n, p) in packets.enumerated() where judged[p.stream] != .byDTS || p.timestampIsDTS {
             if let mine = last[p.stream], Self.isBefore(p, mine) { backwardsInStream += 1 }
             for (other, q) in last where other != p.stream {
                 let distance = abs(p.dts - q.dts)
@@ -189,6 +217,17 @@ public struct RecordingReport: Sendable {
                 offsetTrace.append((n, lv.dts - la.dts))
             }
         }
+    }
+
+    /// How each stream's packets are judged: by their DTS where the stream has any (a packet
+    /// placed by its PTS then is left out), else by what they carry.
+    enum Timing { case byDTS, asCarried }
+
+    /// Each stream's `Timing`, by stream index.
+    var judgedPackets: [Int: Timing] {
+        var timing: [Int: Timing] = [:]
+        for p in packets where timing[p.stream] != .byDTS { timing[p.stream] = p.timestampIsDTS ? .byDTS : .asCarried }
+        return timing
     }
 
     /// True when `a`'s DTS lies strictly before `b`'s, compared exactly across time bases: as
@@ -212,9 +251,18 @@ public struct RecordingReport: Sendable {
     /// How long a stream lasts: N packets at a regular interval last N intervals, the last one
     /// too (last − first DTS is one interval short: 29.83 frames/s for 3 s at 30). 0 below 2 packets.
     public func duration(of stream: Stream) -> Double {
-        let times = packets.lazy.filter { $0.stream == stream.index }.map(\.dts)
-        guard stream.packets > 1, let first = times.min(), let last = times.max(), last > first else { return 0 }
-        return (last - first) * Double(stream.packets) / Double(stream.packets - 1)
+        guard let interval = packetInterval(of: stream) else { return 0 }
+        return interval * Double(stream.packets)
+    }
+
+    /// The stream's own mean distance between packets: the span of its DTS over the packets that
+    /// carry one, so packets placed by their PTS (B-frames' first) do not stretch it. Nil below 2.
+    public func packetInterval(of stream: Stream) -> Double? {
+        let byDTS = judgedPackets[stream.index] == .byDTS
+        let times = packets.lazy.filter { $0.stream == stream.index && (!byDTS || $0.timestampIsDTS) }.map(\.dts)
+        let count = times.count
+        guard count > 1, let first = times.min(), let last = times.max(), last > first else { return nil }
+        return (last - first) / Double(count - 1)
     }
 
     /// Intervals between keyframes of the video stream, in seconds.
@@ -228,6 +276,12 @@ public struct RecordingReport: Sendable {
         var lines: [String] = []
         let seconds = { (v: Double) in String(format: "%.3f s", v) }
         lines.append("file: \(path) (\(formatName), \(fileSize) bytes, \(seconds(duration)), \(packets.count) packets)")
+        if let f = finalisation, !f.isFinalised {
+            let why = f.wasStreamed ? "it was written as a stream (stdout, a pipe), which never goes back to write its end"
+                : "the recording was cut off before its end was written (killed, or the power went)"
+            lines.append("finalised: NO (\(f.missing.joined(separator: ", "))): \(why), so players show no duration and cannot seek;"
+                         + " repair it: livemux repair \(path)")
+        }
         for s in streams {
             var line = "stream \(s.index): \(s.kind?.rawValue ?? "other") \(s.codec)" + (s.signalling.map { " (\($0))" } ?? "")
             if s.kind == .video && s.width > 0 { line += " \(s.width)x\(s.height)" }
@@ -235,8 +289,8 @@ public struct RecordingReport: Sendable {
             let span = duration(of: s)
             let kbps = span > 0 ? Double(s.bytes) * 8 / span / 1000 : 0
             line += String(format: ", %d packets, %.1f kbit/s", s.packets, kbps)
-            if s.kind == .video, span > 0 {
-                line += String(format: ", %.2f frames/s", Double(s.packets) / span)
+            if s.kind == .video, let interval = packetInterval(of: s) {
+                line += String(format: ", %.2f frames/s", 1 / interval)
             }
             lines.append(line)
         }
