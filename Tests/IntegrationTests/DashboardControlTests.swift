@@ -3,8 +3,10 @@ import XCTest
 
 /// The dashboard's controls (issue 39, item 4) in headless Chromium (scripts/browser): opened
 /// with `#control=KEY`, a click mutes a source and a slider turns one down in the recording itself,
-/// as `GET /api` and the file's tones show; a bad bit rate shows the API's error on the page.
-/// Opened without the key, or with a wrong one, the page has no controls.
+/// as `GET /api` and the file's tones show; a bad bit rate shows the API's error on the page. An
+/// output is added and removed with the page's form and button, and the main picture and the
+/// layout chosen, which the recording shows. Opened without the key, or with a wrong one, the page
+/// has no controls.
 final class DashboardControlTests: TemporaryDirectoryTestCase {
     var key = ""
     var keyFile = ""
@@ -128,6 +130,124 @@ final class DashboardControlTests: TemporaryDirectoryTestCase {
         job.stop()
         XCTAssertEqual(job.wait(), 0, job.stderr)
         XCTAssertFalse(FileManager.default.fileExists(atPath: "\(dir)/seg-002.flv"), "one cut, one click")
+    }
+
+    /// Two video sources, blue (the main picture at the start) and red.
+    static let twoColors = ["--video", "lavfi:color=c=blue:size=640x360:rate=25", "--video", "lavfi:color=c=red:size=320x180:rate=25"]
+    /// How long an output added on the page writes before its remove button is clicked (s).
+    static let addedFor = 3.0
+    /// How much of the recording to wait for after a change before the next step (s of media time).
+    static let shown = 2.0
+
+    func waitForMediaTime(_ port: Int, _ time: Double) {
+        while mediaTime(port) < time { usleep(50_000) }
+    }
+
+    static func isRed(_ p: (r: Int, g: Int, b: Int)) -> Bool { p.r > 200 && p.b < 60 }
+    static func isBlue(_ p: (r: Int, g: Int, b: Int)) -> Bool { p.b > 200 && p.r < 60 }
+
+    /// An output added through the form (its own size and bit rate), removed with its button after
+    /// a few seconds: the job lists it finished, its file is complete and starts with a keyframe.
+    /// An add with a bad size shows the API's error, creates nothing, and empties the output field.
+    func testAnOutputIsAddedAndRemovedOnThePage() throws {
+        let (out, added, refused) = ("\(dir)/r.flv", "\(dir)/added.flv", "\(dir)/refused.flv")
+        let job = try ServingLivemux(["record", "-q", "-t", "60", "--http", "127.0.0.1:0", "--control-key-file", keyFile]
+                                     + Self.twoColors + ["-o", out], directory: dir)
+        let page = try XCTUnwrap(job.dashboardURL(), job.stderr)
+        let port = try XCTUnwrap(URLComponents(string: page)?.port)
+        waitForMediaTime(port, 1)
+        let (field, size, submit) = (#"[data-control="add-output"]"#, #"[data-control="add-size"]"#, #"[data-control="add-output-submit"]"#)
+        let (remove, message) = (#"[data-control="remove-o1"]"#, #"[data-control="message"]"#)
+        let dom = "\(dir)/dom.html"
+        let badSize = #"size is an even WIDTHxHEIGHT from 16x16 to 8192x8192, such as "1280x720""#
+        let browser = try Browser.open(page + "#control=" + key, [
+            "--type", field, added, "--type", size, "320x180", "--type", #"[data-control="add-vbitrate"]"#, "300k",
+            "--click", submit, "--text", message, "added o1: \(added)",
+            "--wait", remove, "--sleep", "\(Self.addedFor)", "--click", remove,
+            "--text", #"tr[data-id="o1"] td:nth-child(4)"#, "finished",
+            "--type", field, refused, "--type", size, "641x360", "--click", submit, "--text", message, badSize,
+            "--seconds", "0", "--dom", dom,
+            "--eval", "document.querySelector('\(field)').value", "--eval", "document.querySelector('\(size)').value",
+            "--eval", "document.querySelector('\(remove)').hidden",
+            "--eval", #"document.querySelector('[data-control="remove-o0"]').hidden"#])
+        XCTAssertEqual(browser.status, 0, browser.stderr)
+        XCTAssertEqual(try browser.value(0) as? String, "", "the output field is emptied on submit")
+        XCTAssertEqual(try browser.value(1) as? String, "641x360", "a refused size stays to be fixed")
+        XCTAssertEqual(try browser.value(2) as? Bool, true, "no remove button for a finished output")
+        XCTAssertEqual(try browser.value(3) as? Bool, false, "a remove button for the output still writing")
+        // What was typed goes back into no element: only the API's answers (targets masked) show.
+        let html = try String(contentsOfFile: dom, encoding: .utf8)
+        XCTAssertFalse(html.contains(key), "the key is in no element")
+        XCTAssertFalse(html.contains(refused), "the refused output is in no element")
+        // Chromium logs each answer of 400 and more; the bad size's is the one expected.
+        XCTAssertEqual(browser.console.filter { !$0.contains("/api/outputs") || !$0.contains("400") }, [],
+                       "console messages or script errors")
+
+        let o1 = entry("o1", of: "outputs", port)
+        XCTAssertEqual(o1["target"] as? String, added, "\(o1)")
+        XCTAssertEqual(o1["state"] as? String, "finished", "\(o1)")
+        XCTAssertEqual((o1["settings"] as? [String: Any])?["size"] as? String, "320x180", "\(o1)")
+        XCTAssertEqual((o1["settings"] as? [String: Any])?["vbitrate"] as? Int, 300_000, "\(o1)")
+        XCTAssertEqual((self.job(port)["outputs"] as? [[String: Any]])?.count, 2, "the refused add is not an output")
+        XCTAssertEqual(entry("o0", of: "outputs", port)["state"] as? String, "writing", "the recording goes on")
+        job.stop()
+        XCTAssertEqual(job.wait(), 0, job.stderr)
+
+        XCTAssertEqual(try Tools.decodeErrors(added), "")
+        let probe = try Tools.probe(added, packets: true)
+        let video = try XCTUnwrap(probe.stream("video"))
+        XCTAssertEqual(video.width, 320)
+        let first = try XCTUnwrap(probe.packets?.first { $0.stream_index == video.index })
+        XCTAssertTrue(first.flags.hasPrefix("K"), "the added file starts with a keyframe")
+        // From the add to the removal: at least the wait between the two clicks.
+        XCTAssertGreaterThanOrEqual(try XCTUnwrap(probe.format.seconds), Self.addedFor - 0.5)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: refused), "a refused add creates no file")
+    }
+
+    /// v1 (red) chosen as the main picture on the page, then the side-by-side layout (a second
+    /// page load, which shows v1 as main): `GET /api` says so, and frames of the recording show it.
+    func testTheMainPictureAndTheLayoutAreChosenOnThePage() throws {
+        let out = "\(dir)/r.flv"
+        let job = try ServingLivemux(["record", "-q", "-t", "60", "--http", "127.0.0.1:0", "--control-key-file", keyFile]
+                                     + Self.twoColors + ["-o", out], directory: dir)
+        let page = try XCTUnwrap(job.dashboardURL(), job.stderr)
+        let port = try XCTUnwrap(URLComponents(string: page)?.port)
+        waitForMediaTime(port, 1)
+        let (main, layout) = (#"[data-control="main"]"#, #"[data-control="layout"]"#)
+        let chooseMain = try Browser.open(page + "#control=" + key, [
+            "--wait", #"[data-control="main"] option[value="v1"]"#, "--select", main, "v1", "--seconds", "0.5",
+            "--eval", "document.querySelector('\(layout)').value", "--eval", #"document.querySelector('[data-control="message"]').textContent"#])
+        XCTAssertEqual(chooseMain.status, 0, chooseMain.stderr)
+        XCTAssertEqual(chooseMain.console, [], "console messages or script errors")
+        XCTAssertEqual(try chooseMain.value(0) as? String, "pip", "the job's layout shown")
+        XCTAssertEqual(try chooseMain.value(1) as? String, "", "no error")
+        XCTAssertTrue(eventually { (self.job(port)["layout"] as? [String: String])?["main"] == "v1" }, "\(self.job(port))")
+        // Read once the job says so: the change took effect by this media time.
+        let mainChosen = mediaTime(port)
+
+        waitForMediaTime(port, mainChosen + Self.shown)
+        let chooseLayout = try Browser.open(page + "#control=" + key, [
+            "--wait", #"[data-control="main"] option[value="v1"]"#, "--select", layout, "side-by-side", "--seconds", "0.5",
+            "--eval", "document.querySelector('\(main)').value"])
+        XCTAssertEqual(chooseLayout.status, 0, chooseLayout.stderr)
+        XCTAssertEqual(chooseLayout.console, [], "console messages or script errors")
+        XCTAssertEqual(try chooseLayout.value(0) as? String, "v1", "a new page shows the job's main picture")
+        XCTAssertTrue(eventually { self.job(port)["layout"] as? [String: String] == ["layout": "side-by-side", "main": "v1"] }, "\(self.job(port))")
+        let layoutChosen = mediaTime(port)
+        waitForMediaTime(port, layoutChosen + Self.shown)
+        job.stop()
+        XCTAssertEqual(job.wait(), 0, job.stderr)
+
+        XCTAssertEqual(try Tools.decodeErrors(out), "")
+        let before = try MediaAnalysis.frame(out, at: 0.5)
+        let afterMain = try MediaAnalysis.frame(out, at: mainChosen + 1)
+        let afterLayout = try MediaAnalysis.frame(out, at: layoutChosen + 1)
+        print("dashboard main picture: chosen by \(mainChosen) s, layout by \(layoutChosen) s")
+        let middle = (before.width / 2, before.height / 2)
+        XCTAssertTrue(Self.isBlue(MediaAnalysis.pixel(before, middle.0, middle.1)), "v0 the main picture at first: \(MediaAnalysis.pixel(before, middle.0, middle.1))")
+        XCTAssertTrue(Self.isRed(MediaAnalysis.pixel(afterMain, middle.0, middle.1)), "v1 the main picture after the choice: \(MediaAnalysis.pixel(afterMain, middle.0, middle.1))")
+        let (left, right) = (MediaAnalysis.pixel(afterLayout, before.width / 4, middle.1), MediaAnalysis.pixel(afterLayout, before.width * 3 / 4, middle.1))
+        XCTAssertTrue(Self.isRed(left) && Self.isBlue(right), "side by side, v1 on the left: \(left) \(right)")
     }
 
     /// Without the key the page has no controls; with a wrong one neither, and it says why.

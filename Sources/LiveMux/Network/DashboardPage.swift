@@ -5,10 +5,14 @@
 /// `data-stat="NAME"`, its name in the schema (`latency_ms.p99` for a nested one), and script
 /// errors are written into `#errors`, so tests and scrapers read the page as a person sees it.
 /// Opened as `/#control=KEY` (the key of `--control-key-file`), it also shows the controls of
-/// `/api` — mute and volume per audio source, a bit rate per output, a segment cut — each with
+/// `/api` — mute and volume per audio source, a bit rate and a remove button per output, a form
+/// that adds an output, the main picture and the layout, a segment cut — each with
 /// `data-control="NAME"`; the key stays in the tab's sessionStorage and leaves the address bar.
 /// A fragment never reaches the server, so the key is in no request line or access log.
 enum DashboardPage {
+    /// The layouts the page offers, as JSON strings: the names `PUT /api/layout` takes.
+    private static let layoutNames = VideoLayout.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+
     static let html = #"""
     <!doctype html>
     <html lang="en">
@@ -42,7 +46,11 @@ enum DashboardPage {
     #control-section button[aria-pressed="true"] { background: #5a2a2a; border-color: #f26b5e; }
     #control-section input[type="range"] { padding: 0; width: 100%; }
     #control-section input[type="text"] { width: 6em; }
-    #control-section form { display: flex; gap: .4em; margin: 0; }
+    #control-section form { display: flex; flex-wrap: wrap; gap: .4em; margin: 0; }
+    #control-section [hidden] { display: none; }
+    #control-section select { font: inherit; color: inherit; background: #2a2f38; border: 1px solid #3a414d; border-radius: 4px; max-width: 16em; }
+    #control-section input[data-control="add-output"] { flex: 1 1 14em; }
+    #control-add, #control-layout { margin: .4em 0; }
     [data-control="message"] { margin: .4em 0 0; min-height: 1.35em; }
     @media (max-width: 800px) { main { grid-template-columns: 1fr; } }
     </style>
@@ -338,6 +346,8 @@ enum DashboardPage {
     const CONTROL_POLL_MS = 1000;
     const VOLUME_MAX = 2;  // linear: the API takes up to 16, the slider the useful range
     const ID = /^[a-z][0-9]+$/;  // an API id (a0, o1) goes into a path and an attribute
+    const LAYOUTS = [\#(layoutNames)];  // VideoLayout's names, as PUT /api/layout takes them
+    const NAME_SHOWN = 40;  // characters of a source's name in the main picture's list
     function controlKey() {
       const fragment = new URLSearchParams(location.hash.slice(1));
       const given = fragment.get("control");
@@ -357,7 +367,9 @@ enum DashboardPage {
       try { sessionStorage.removeItem(CONTROL_STORAGE); } catch (e) {}
     }
 
-    const control = { key: controlKey(), shown: false, pollMessage: false };
+    // removing: outputs whose remove was clicked, whose button stays hidden while they end;
+    // layoutAsked: a layout change on its way, which the poll does not undo in the selectors.
+    const control = { key: controlKey(), shown: false, pollMessage: false, removing: new Set(), layoutAsked: false };
     const controlMessage = document.querySelector('[data-control="message"]');
     function say(text, cls) { controlMessage.textContent = text; controlMessage.className = cls || ""; }
 
@@ -371,13 +383,15 @@ enum DashboardPage {
       return { status: r.status, json: json || {} };
     }
     // A change asked by a click: its error, the API's own words, in the message line. True when made.
+    // `done` is what to say when made: text, or a function of the answer.
     async function change(method, path, body, done) {
       try {
         const answer = await api(method, path, body);
         if (answer.status >= 400) { say(answer.json.error || "HTTP " + answer.status, "bad"); return false; }
-        say(done || "", "live");
+        say((typeof done === "function" ? done(answer.json) : done) || "", "live");
         control.pollMessage = false;
         if (answer.json.id && ID.test(answer.json.id)) renderControlEntry(answer.json);
+        if (answer.json.layout) renderLayout(answer.json.layout);
         return true;
       } catch (e) {
         say("cannot reach livemux: " + e.message, "bad");
@@ -434,7 +448,88 @@ enum DashboardPage {
         if (text) change("PATCH", "/api/outputs/" + id, { vbitrate: text }).then(made => { if (made) field.value = ""; });
       });
       row.insertCell().appendChild(form);
+      cell(row, "");  // its state
+      const remove = controlElement("button", "remove-" + id, { type: "button", textContent: "remove" });
+      remove.addEventListener("click", () => {
+        // Hidden at once: a second click would only be refused (409, already ending).
+        control.removing.add(id);
+        remove.hidden = true;
+        change("DELETE", "/api/outputs/" + id, undefined, "removing " + id + ": it ends whole, the others go on")
+          .then(made => { if (!made) { control.removing.delete(id); remove.hidden = false; } });
+      });
+      row.insertCell().appendChild(remove);
       return row;
+    }
+
+    // Adds an output as -o would. A URL's stream key leaves the page with the request and nowhere
+    // else: the field is cleared on submit, and the output shows as the API answers it, masked.
+    function addOutputForm() {
+      const form = document.createElement("form");
+      form.id = "control-add";
+      const output = controlElement("input", "add-output", { type: "text", placeholder: "file or rtmp://… to add", autocomplete: "off", spellcheck: false });
+      output.setAttribute("aria-label", "output to add: a file or a URL");
+      const vbitrate = controlElement("input", "add-vbitrate", { type: "text", placeholder: "800k", autocomplete: "off" });
+      vbitrate.setAttribute("aria-label", "its video bit rate (optional)");
+      const size = controlElement("input", "add-size", { type: "text", placeholder: "1280x720", autocomplete: "off" });
+      size.setAttribute("aria-label", "its picture size (optional)");
+      const overwrite = controlElement("input", "add-overwrite", { type: "checkbox" });
+      const label = document.createElement("label");
+      label.append(overwrite, " overwrite");
+      const submit = controlElement("button", "add-output-submit", { type: "submit", textContent: "add output" });
+      form.append(output, vbitrate, size, label, submit);
+      form.addEventListener("submit", e => {
+        e.preventDefault();
+        const body = { output: output.value.trim(), overwrite: overwrite.checked };
+        output.value = "";
+        // The optional fields go as typed (the API says what is wrong) and stay to be fixed.
+        if (vbitrate.value.trim()) body.vbitrate = vbitrate.value.trim();
+        if (size.value.trim()) body.size = size.value.trim();
+        change("POST", "/api/outputs", body, added => "added " + added.id + ": " + added.target).then(made => {
+          if (made) { vbitrate.value = ""; size.value = ""; overwrite.checked = false; }
+        });
+      });
+      return form;
+    }
+
+    // The main picture and the layout, each applied when chosen.
+    function layoutControls() {
+      const box = document.createElement("form");
+      box.id = "control-layout";
+      const main = controlElement("select", "main");
+      main.setAttribute("aria-label", "the main picture");
+      const layout = controlElement("select", "layout");
+      layout.setAttribute("aria-label", "the layout");
+      LAYOUTS.forEach(name => layout.add(new Option(name, name)));
+      const ask = body => {
+        control.layoutAsked = true;
+        change("PUT", "/api/layout", body).finally(() => { control.layoutAsked = false; });
+      };
+      main.addEventListener("change", () => ask({ main: main.value }));
+      layout.addEventListener("change", () => ask({ layout: layout.value }));
+      const labelled = (text, select) => { const l = document.createElement("label"); l.append(text + " ", select); return l; };
+      box.append(labelled("main picture", main), labelled("layout", layout));
+      box.addEventListener("submit", e => e.preventDefault());
+      return box;
+    }
+
+    // The video sources into the main picture's list (when they changed); the layout shown.
+    function renderLayout(layout, videos) {
+      const box = document.getElementById("control-layout");
+      if (!box) return;
+      const main = box.querySelector('[data-control="main"]'), shape = box.querySelector('[data-control="layout"]');
+      if (videos) {
+        box.hidden = videos.length < 2;
+        if ([...main.options].map(o => o.value).join() !== videos.map(v => v.id).join()) {
+          main.replaceChildren(...videos.map(v => {
+            const name = v.name || "";
+            return new Option(v.id + " " + (name.length > NAME_SHOWN ? name.slice(0, NAME_SHOWN - 1) + "…" : name), v.id);
+          }));
+        }
+      }
+      // While a choice is on its way the poll's older answer would flip the selector back.
+      if (control.layoutAsked && videos) return;
+      if (typeof layout.main === "string") main.value = layout.main;
+      if (typeof layout.layout === "string") shape.value = layout.layout;
     }
 
     // One source or output of GET /api (or of a change's answer) into its row.
@@ -451,13 +546,18 @@ enum DashboardPage {
           volume.value = Math.min(entry.volume, VOLUME_MAX);
           row.cells[3].textContent = "×" + entry.volume.toFixed(2);
         }
-      } else if (entry.settings) {
-        const settings = entry.settings;
-        // A bit rate that follows its link, or an output without video, is not set by hand.
-        if (typeof settings.vbitrate !== "number" || settings.adapts) return;
+      } else if (typeof entry.target === "string") {
+        const settings = entry.settings || {};
+        const writing = entry.state === "writing";
         const row = outputRow(entry.id);
-        row.cells[0].textContent = entry.id + " " + (entry.target || "");
-        row.cells[1].textContent = format(settings.vbitrate / 1000) + " kbit/s";
+        row.cells[0].textContent = entry.id + " " + entry.target;
+        const video = typeof settings.vbitrate === "number";
+        row.cells[1].textContent = settings.adapts ? "follows its link" : video ? format(settings.vbitrate / 1000) + " kbit/s" : "";
+        // A bit rate that follows its link, or an output without video, is not set by hand.
+        row.cells[2].firstChild.hidden = !writing || !video || settings.adapts;
+        row.cells[3].textContent = entry.state || "";
+        row.cells[3].className = entry.state === "finished" ? "live" : writing ? "" : "bad";
+        row.cells[4].firstChild.hidden = !writing || control.removing.has(entry.id);
       }
     }
 
@@ -471,6 +571,11 @@ enum DashboardPage {
         cut.addEventListener("click", () => change("POST", "/api/segments/cut", undefined, "cut at the next keyframe"));
         section.insertBefore(cut, controlMessage);
       }
+      if (!document.getElementById("control-add")) {
+        section.insertBefore(layoutControls(), controlMessage);
+        section.insertBefore(addOutputForm(), controlMessage);
+      }
+      if (job.layout) renderLayout(job.layout, (job.sources || []).filter(s => s.kind === "video" && ID.test(s.id)));
       section.hidden = false;
       control.shown = true;
     }
