@@ -202,7 +202,7 @@ struct RecordCommand {
             let primary = c.outputs.destinations.first(where: \.destination.isNetwork)
             let rate = primary?.encoding.applied(to: c.video).bitRate ?? c.video.bitRate
             if floor > rate {
-                throw UsageError("--min-vbitrate \(floor) is above --vbitrate \(rate)\(primary.map { " of \($0.destination)" } ?? ""): give a floor at or below the bit rate")
+                throw UsageError("--min-vbitrate \(floor) is above --vbitrate \(rate)\(primary.map { " of \($0.destination.description)" } ?? ""): give a floor at or below the bit rate")
             }
         }
         cmd.overwriteStats = c.outputs.overwriteFiles

@@ -230,7 +230,8 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         let own = call(port, "POST", "/api/outputs", body: #"{"output": "\#(c)", "size": "320x240", "vbitrate": "300k", "abitrate": 64000}"#)
         XCTAssertEqual(own.status, 201, "\(own.json)")
         XCTAssertEqual(own.json["id"] as? String, "o3")
-        for (body, field) in [(#"{"output": "\#(a)"}"#, "overwrite"), (#"{"output": "rtmp://127.0.0.1/live/k", "format": "asf"}"#, "format"),
+        XCTAssertTrue(FileManager.default.createFile(atPath: "\(dir)/theirs.flv", contents: Data("someone's".utf8)))
+        for (body, field) in [(#"{"output": "\#(a)"}"#, "output"), (#"{"output": "\#(dir)/theirs.flv"}"#, "overwrite"), (#"{"output": "rtmp://127.0.0.1/live/k", "format": "asf"}"#, "format"),
                               (#"{"output": "x.mp4"}"#, "format"), (#"{"output": "\#(dir)/d.flv", "size": "641x360"}"#, "size"),
                               (#"{"output": "\#(dir)/d.flv", "sharpness": 2}"#, "sharpness")] {
             let refused = call(port, "POST", "/api/outputs", body: body)
@@ -238,6 +239,7 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
             XCTAssertEqual(refused.json["field"] as? String, field, "\(refused.json)")
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: "\(dir)/d.flv"), "a refused output creates nothing")
+        XCTAssertEqual(FileManager.default.contents(atPath: "\(dir)/theirs.flv"), Data("someone's".utf8), "and changes nothing")
         while mediaTime(port) < 6 { usleep(20_000) }
         let removed = mediaTime(port)
         XCTAssertEqual(call(port, "DELETE", "/api/outputs/o3").status, 200)
@@ -260,6 +262,8 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         let third = try startsClean(c)
         XCTAssertEqual(third.width, 320)
         XCTAssertEqual(third.seconds, removed - added, accuracy: 0.3, "c from when it was added to when it was removed")
+        XCTAssertEqual(try PerOutputEncodeTests.kbps(c, "video"), 300, accuracy: 60, "c holds its own bit rate")
+        XCTAssertEqual(try PerOutputEncodeTests.kbps(c, "audio"), 64, accuracy: 13)
         XCTAssertEqual(try startsClean(given).seconds, removed, accuracy: 0.3, "the file given at the start, to when it was removed")
         print("control, live outputs: added at \(added) s, removed at \(removed) s; b \(second.seconds) s, c \(third.seconds) s")
     }

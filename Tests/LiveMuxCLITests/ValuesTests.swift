@@ -120,7 +120,9 @@ final class ValuesTests: XCTestCase {
         }
         XCTAssertNoThrow(try RecordCommand.parse(["--vbitrate", "1M", "-o", "a.flv", "--vbitrate", "2M", "-o", "b.flv", "--vbitrate", "3M"]))
         XCTAssertThrowsError(try RecordCommand.parse(["--min-vbitrate", "900k", "-o", "a.flv", "-o", "rtmp://h/live/k", "--vbitrate", "800k"]),
-                             "the floor is above the adapting push's bit rate")
+                             "the floor is above the adapting push's bit rate") {
+            XCTAssertEqual("\($0)", "--min-vbitrate 900000 is above --vbitrate 800000 of rtmp://h/live/****: give a floor at or below the bit rate")
+        }
     }
 
     func testSourceSpecs() {

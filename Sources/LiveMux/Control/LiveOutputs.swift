@@ -82,7 +82,7 @@ final class LiveOutputs: @unchecked Sendable {
             return Self.canonical(a) == Self.canonical(b)
         }
         if busy.contains(where: same) || all.contains(where: { !$0.removed && same($0.spec.destination) }) {
-            throw ControlError.badRequest("output", "\(spec.destination) is already an output of this job: give another")
+            throw ControlError.badRequest("output", "\(spec.destination.description) is already an output of this job: give another")
         }
         let c = context
         var outputs = c.outputs
