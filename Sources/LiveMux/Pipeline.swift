@@ -258,7 +258,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         session.waitForProducers()
         live?.close()
         let added = live?.all ?? []
-        try MuxSession.finish(sessions + added.map(\.session), outputNames: outputNames + added.map(\.spec.destination.description))
+        try MuxSession.finish(sessions + (live?.sessions ?? []), outputNames: outputNames + added.map(\.spec.destination.description))
     }
 
     /// Warnings given before the job was built (the command line's), kept for `--stats` and the

@@ -268,6 +268,25 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         print("control, live outputs: added at \(added) s, removed at \(removed) s; b \(second.seconds) s, c \(third.seconds) s")
     }
 
+    /// An output added with an encode of its own and removed, then another asking the same: the
+    /// first encode stopped with its output, so the second gets a new one, and its video.
+    func testAnEncodeWhoseOutputsEndedIsNotJoinedAgain() throws {
+        let (a, b, c) = ("\(dir)/a.flv", "\(dir)/b.flv", "\(dir)/c.flv")
+        let job = try ServingLivemux(["record", "-q", "-t", "6", "--http", "127.0.0.1:0", "--control-key-file", keyFile,
+                                      "--size", "320x240", "-o", a], directory: dir)
+        let port = try port(job)
+        while mediaTime(port) < 1 { usleep(20_000) }
+        XCTAssertEqual(call(port, "POST", "/api/outputs", body: #"{"output": "\#(b)", "vbitrate": "300k"}"#).status, 201)
+        while mediaTime(port) < 2 { usleep(20_000) }
+        XCTAssertEqual(call(port, "DELETE", "/api/outputs/o1").status, 200)
+        while mediaTime(port) < 3 { usleep(20_000) }
+        XCTAssertEqual(call(port, "POST", "/api/outputs", body: #"{"output": "\#(c)", "vbitrate": "300k"}"#).status, 201)
+        XCTAssertEqual(job.wait(), 0, job.stderr)
+        let later = try startsClean(c)
+        XCTAssertGreaterThan(later.frames, 60, "c has its video")
+        XCTAssertEqual(later.seconds, 3, accuracy: 0.4)
+    }
+
     /// A push added to nginx-rtmp while recording, and it and a push given at the start removed:
     /// the server's recordings start with a keyframe and decode clean, the job ends with exit 0,
     /// and the file given at the start keeps every frame.

@@ -34,6 +34,8 @@ final class LiveOutputs: @unchecked Sendable {
         var nextOutput: Int
         /// Set when the job stops: no output may join any more.
         var closed = false
+        /// Sessions made for an output that could not join its encode, finished with the others.
+        var abandoned: [MuxSession] = []
     }
     private let state: Locked<State>
 
@@ -62,7 +64,7 @@ final class LiveOutputs: @unchecked Sendable {
     var all: [Output] { state.withLock { $0.outputs } }
 
     /// The sessions to finish with the job's own.
-    var sessions: [MuxSession] { state.withLock { $0.outputs.map(\.session) } }
+    var sessions: [MuxSession] { state.withLock { $0.outputs.map(\.session) + $0.abandoned } }
 
     /// No output joins from now on; every queue is ended (one whose encode had already finished
     /// when it joined would otherwise wait for ever).
@@ -111,8 +113,15 @@ final class LiveOutputs: @unchecked Sendable {
             }
             session.start()
             let join = LiveJoin(hasVideo: video != nil)
-            video?.lane.tee.join(queue, session: s.nextSession, at: join)
-            audio?.lane.tee.join(queue, session: s.nextSession, at: join)
+            let joined = [video?.lane.tee.join(queue, session: s.nextSession, at: join), audio?.lane.tee.join(queue, session: s.nextSession, at: join)]
+            guard !joined.contains(false) else {
+                // An encode stopped for good between the choice and the join (its last output ended).
+                video?.lane.tee.leave(queue)
+                audio?.lane.tee.leave(queue)
+                StreamKind.allCases.forEach(queue.end)
+                s.abandoned.append(session)
+                throw ControlError.conflict(nil, "the encode this output would share ended just now: ask again")
+            }
             // A new encode joins its encoder once its tee has the session, or it would find none and end.
             if let video, !s.video.contains(where: { $0.lane === video.lane }) {
                 s.video.append(video)
@@ -151,7 +160,7 @@ final class LiveOutputs: @unchecked Sendable {
 
     /// The video encode with `settings`, else a new one (which `add` registers once it has a session).
     private static func videoEncode(_ settings: VideoSettings, in s: State, _ c: Context) throws -> VideoEncode {
-        if let e = s.video.first(where: { $0.settings == settings && !$0.adapts }) { return e }
+        if let e = s.video.first(where: { $0.settings == settings && !$0.adapts && !$0.lane.tee.isRetired }) { return e }
         guard let base = c.videoFormat, c.videoEncoder != nil else { throw ControlError.conflict("output", "the job records no video") }
         var format = base
         if let w = settings.width, let h = settings.height { (format.width, format.height) = (w, h) }
@@ -167,7 +176,7 @@ final class LiveOutputs: @unchecked Sendable {
     }
 
     private static func audioEncode(_ settings: AudioSettings, in s: State, _ c: Context) throws -> AudioEncode {
-        if let e = s.audio.first(where: { $0.settings == settings }) { return e }
+        if let e = s.audio.first(where: { $0.settings == settings && !$0.lane.tee.isRetired }) { return e }
         guard let format = c.audioFormat, c.audioEncoder != nil else { throw ControlError.conflict("output", "the job records no audio") }
         let lane: AudioLane
         do {

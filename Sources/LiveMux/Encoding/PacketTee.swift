@@ -20,8 +20,9 @@ final class PacketTee: @unchecked Sendable {
     /// Used by the encode's thread only, after `init`.
     private var branches: [Branch]
     private let statistics: Statistics
-    /// Sessions joining or leaving, taken by the encode's thread at its next packet.
-    private let changes = Locked((joining: [Branch](), leaving: [ObjectIdentifier](), keyframeAsked: false))
+    /// Sessions joining or leaving, taken by the encode's thread at its next packet; `retired` once
+    /// no session is left, when the encode stops for good and nothing may join it any more.
+    private let changes = Locked((joining: [Branch](), leaving: [ObjectIdentifier](), keyframeAsked: false, retired: false))
 
     init(queues: [MuxQueue], sessions: [Int], statistics: Statistics) {
         precondition(queues.count == sessions.count, "one session per queue")
@@ -29,17 +30,28 @@ final class PacketTee: @unchecked Sendable {
         self.statistics = statistics
     }
 
-    /// Some session still takes packets (or is joining).
-    var isOpen: Bool { branches.contains(where: \.open) || changes.withLock { !$0.joining.isEmpty } }
+    /// Some session still takes packets (or is joining); false retires the tee.
+    var isOpen: Bool {
+        branches.contains(where: \.open) || changes.withLock { c in
+            if c.joining.isEmpty { c.retired = true }
+            return !c.joining.isEmpty
+        }
+    }
+
+    /// The encode stopped for good: an output asking for its settings needs a new one (any thread).
+    var isRetired: Bool { changes.withLock { $0.retired } }
 
     /// Whether this encode's packets are the recording's now: a session it feeds measures it.
     var measures: Bool { branches.contains { statistics.measures($0.session) } }
 
     /// A session added while running: its queue gets this encode's packets from `join`'s point on.
-    func join(_ queue: MuxQueue, session: Int, at join: LiveJoin) {
-        changes.withLock {
-            $0.joining.append(Branch(queue: queue, session: session, join: join))
-            $0.keyframeAsked = true
+    /// False when the encode has stopped for good (`isRetired`).
+    func join(_ queue: MuxQueue, session: Int, at join: LiveJoin) -> Bool {
+        changes.withLock { c in
+            guard !c.retired else { return false }
+            c.joining.append(Branch(queue: queue, session: session, join: join))
+            c.keyframeAsked = true
+            return true
         }
     }
 
