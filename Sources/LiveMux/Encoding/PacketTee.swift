@@ -69,10 +69,11 @@ final class PacketTee: @unchecked Sendable {
     /// Queues the packet for every session still open; false once none is.
     func push(_ packet: Packet, stream: StreamKind, timeBase: Rational, captureTime: Int64, nextDTSAtLeast: Int64?) throws -> Bool {
         applyChanges(stream)
-        let time = Timestamp.rescale(packet.pts, from: timeBase, to: .microseconds)
         var last: Int?
         for i in branches.indices where branches[i].open {
             if let join = branches[i].join {
+                // Only a session still joining needs the packet's time (most packets: none).
+                let time = Timestamp.rescale(packet.pts, from: timeBase, to: .microseconds)
                 guard join.admits(stream, keyframe: packet.isKeyframe, at: time) else { continue }
                 branches[i].join = nil
             }
