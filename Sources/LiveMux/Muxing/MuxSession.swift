@@ -13,19 +13,6 @@ import POSIX
 /// thread and the server. Producers push to `queue` (from threads `spawn` started, or their own)
 /// and end their streams; `finish` waits for the mux thread and throws the first failure.
 final class MuxSession: @unchecked Sendable {
-    /// One writer of the `OutputGraph`, with its sinks.
-    struct Route {
-        let format: ContainerFormat
-        let seekable: Bool
-        var sinks: [ChunkSink] = []
-        var writer: ContainerWriter?
-        /// A file cut into segments (`OutputGraph.Writer.segmented`): its one sink, which the
-        /// segmenter's writers feed (joined at `start`, since the sink is made after the writers).
-        var segmented = false
-        var segmentSink: SegmentFileSink?
-        var segmenter: Segmenter?
-    }
-
     /// ASF packet size for live streams: small, so payloads wait less for their packet to fill.
     static let liveASFPacketSize = 1400
 
@@ -50,7 +37,7 @@ final class MuxSession: @unchecked Sendable {
     /// The mux thread, joined by `finish`.
     private var muxWorker: WorkerThread?
     // Set in init and start (before any thread runs), then read only.
-    private(set) var routes: [Route]
+    private(set) var routes: [MuxRoute]
     private var networkSinks: [NetworkSink] = []  // set in init, then read only
     /// The live viewers' hubs, one per container, when the session serves (`listen`).
     private let hubs: [StreamHub]
@@ -78,7 +65,7 @@ final class MuxSession: @unchecked Sendable {
         self.report = report
         self.streamingASFPacketSize = streamingASFPacketSize
         let graph = OutputGraph(outputs, callerSinks: extraRoute.map { ($0.format, $0.seekable) })
-        var routes = graph.writers.map { Route(format: $0.format, seekable: $0.seekable, segmented: $0.segmented) }
+        var routes = graph.writers.map(MuxRoute.init)
         // Live viewers: one hub per container, fed by its streaming muxer.
         let countDropped: @Sendable (Int) -> Void = { statistics.countOutputDropped($0) }
         var hubs: [StreamHub] = []
@@ -144,7 +131,7 @@ final class MuxSession: @unchecked Sendable {
     /// Each URL output's backlog and link, in the order given.
     var networkSnapshots: [NetworkOutputSnapshot] { networkSinks.map(\.snapshot) }
 
-    private static func makeWriters(_ routes: inout [Route], _ streams: [ContainerWriter.StreamDescription], hubs: [StreamHub],
+    private static func makeWriters(_ routes: inout [MuxRoute], _ streams: [ContainerWriter.StreamDescription], hubs: [StreamHub],
                                     streamingASFPacketSize: Int?, flvHEVC: FLVHEVCMode, segments: SegmentPlan?,
                                     startsAtFirstPacket: Bool = false) throws {
         for i in routes.indices where routes[i].writer == nil {
@@ -169,7 +156,7 @@ final class MuxSession: @unchecked Sendable {
     func start() {
         guard muxThread == nil else { return }
         for r in routes { r.segmenter?.sink = r.segmentSink }
-        let thread = MuxThread(outputs: routes.map { .init(writer: $0.writer!, sinks: $0.sinks, segmenter: $0.segmenter) }, queue: queue,
+        let thread = MuxThread(routes: routes, queue: queue,
                                statistics: statistics, session: index, recycle: recycle,
                                outputNames: outputNames, report: report)
         muxThread = thread

@@ -6,21 +6,9 @@ import FFmpeg
 /// container writer, and hand the labelled chunks to that writer's sinks. A sink that fails is
 /// dropped (and reported); when no sink is left the queue is cancelled, which stops the producers.
 final class MuxThread: @unchecked Sendable {
-    // Used by the mux thread only, after `init`.
-    struct Output {
-        /// A segmented output's writer is replaced at each cut.
-        var writer: ContainerWriter
-        var sinks: [ChunkSink]
-        /// Where a file cut into segments is cut; nil for every other output.
-        var segmenter: Segmenter? = nil
-        /// Bytes delivered since the statistics last heard of them: every sink still here took
-        /// each of them (one that fails is dropped, with its count, before this grows).
-        var unreported = 0
-    }
-
     // `@exclusivity(unchecked)`: fields of the per-packet path, used by one thread (or under a
     // lock) with no overlapping access; see "Exclusivity" in docs/architecture.md.
-    @exclusivity(unchecked) private var outputs: [Output]
+    @exclusivity(unchecked) private var routes: [MuxRoute]
     private let queue: MuxQueue
     private let statistics: Statistics
     private let report: @Sendable (String) -> Void
@@ -59,23 +47,23 @@ final class MuxThread: @unchecked Sendable {
     @exclusivity(unchecked) private var unreportedMux: (mediaTime: Double, bytes: Int)?
 
     /// - Parameter outputNames: the outputs in the order the user gave them.
-    init(outputs: [Output], queue: MuxQueue, statistics: Statistics, session: Int = 0, recycle: PacketPool? = nil,
+    init(routes: [MuxRoute], queue: MuxQueue, statistics: Statistics, session: Int = 0, recycle: PacketPool? = nil,
          outputNames: [String], report: @escaping @Sendable (String) -> Void) {
-        self.outputs = outputs
+        self.routes = routes
         self.session = session
         measuring = statistics.measures(session)
         self.recycle = recycle
         self.outputNames = outputNames
-        latency = DeliveryLatency(format: outputs.first?.writer.format ?? .flv)
+        latency = DeliveryLatency(format: routes.first?.writer.format ?? .flv)
         self.queue = queue
         self.statistics = statistics
         self.report = report
     }
 
     func run() {
-        for i in outputs.indices {
+        for i in routes.indices {
             do {
-                deliver(try outputs[i].writer.header(), to: i)
+                deliver(try routes[i].writer.header(), to: i)
             } catch {
                 fail(error)
             }
@@ -91,14 +79,14 @@ final class MuxThread: @unchecked Sendable {
         }
         // Finish every output that still has somewhere to go, even after a failure elsewhere:
         // what was recorded stays playable.
-        for i in outputs.indices where !outputs[i].sinks.isEmpty {
+        for i in routes.indices where !routes[i].sinks.isEmpty {
             do {
-                deliver(try outputs[i].writer.trailer(), to: i)
+                deliver(try routes[i].writer.trailer(), to: i)
                 if i == measured && measuring { for l in latency.flushed(now: Timestamp.monotonicMicroseconds()) { statistics.recordLatency(l) } }
             } catch {
                 fail(error)
             }
-            for sink in outputs[i].sinks {
+            for sink in routes[i].sinks {
                 do {
                     try sink.close()
                     statistics.outputFinished(sink.name)
@@ -121,13 +109,13 @@ final class MuxThread: @unchecked Sendable {
             return r
         }
         for name in names {
-            guard let i = outputs.indices.first(where: { outputs[$0].sinks.contains { $0.name == name } }),
-                  let sink = outputs[i].sinks.first(where: { $0.name == name }) else { continue }
-            if outputs[i].sinks.count == 1 {
-                do { deliver(try outputs[i].writer.trailer(), to: i) } catch { fail(error) }
+            guard let i = routes.indices.first(where: { routes[$0].sinks.contains { $0.name == name } }),
+                  let sink = routes[i].sinks.first(where: { $0.name == name }) else { continue }
+            if routes[i].sinks.count == 1 {
+                do { deliver(try routes[i].writer.trailer(), to: i) } catch { fail(error) }
             }
-            if outputs[i].unreported > 0 { statistics.outputWrote(name, bytes: outputs[i].unreported) }
-            outputs[i].sinks.removeAll { $0 === sink }
+            if routes[i].unreported > 0 { statistics.outputWrote(name, bytes: routes[i].unreported) }
+            routes[i].sinks.removeAll { $0 === sink }
             closing.append(WorkerThread.spawn("livemux-close") { [statistics] in
                 do {
                     try sink.close()
@@ -137,7 +125,7 @@ final class MuxThread: @unchecked Sendable {
                 }
             })
             retired(i)
-            if outputs.allSatisfy(\.sinks.isEmpty) {
+            if routes.allSatisfy(\.sinks.isEmpty) {
                 // Every output of the session was removed: a clean end, not a failure.
                 statistics.sessionStopped(session)
                 queue.cancel()
@@ -147,10 +135,10 @@ final class MuxThread: @unchecked Sendable {
 
     /// Output `i` lost a sink: when it was the measured one and has none left, the next still writing is measured.
     private func retired(_ i: Int) {
-        if i == measured, outputs[i].sinks.isEmpty, let next = outputs.indices.first(where: { !outputs[$0].sinks.isEmpty }) {
+        if i == measured, routes[i].sinks.isEmpty, let next = routes.indices.first(where: { !routes[$0].sinks.isEmpty }) {
             // Its packets still waiting to be emitted will not be: the next output's are timed from here.
             measured = next
-            latency = DeliveryLatency(format: outputs[next].writer.format)
+            latency = DeliveryLatency(format: routes[next].writer.format)
         }
     }
 
@@ -160,26 +148,26 @@ final class MuxThread: @unchecked Sendable {
             statistics.muxed(mediaTime: m.mediaTime, bytes: m.bytes)
             unreportedMux = nil
         }
-        for i in outputs.indices where outputs[i].unreported > 0 {
-            for sink in outputs[i].sinks { statistics.outputWrote(sink.name, bytes: outputs[i].unreported) }
-            outputs[i].unreported = 0
+        for i in routes.indices where routes[i].unreported > 0 {
+            for sink in routes[i].sinks { statistics.outputWrote(sink.name, bytes: routes[i].unreported) }
+            routes[i].unreported = 0
         }
     }
 
     /// Writes one packet through every output that still has sinks.
     private func write(_ packet: EncodedPacket) {
-        for i in outputs.indices where !outputs[i].sinks.isEmpty {
+        for i in routes.indices where !routes[i].sinks.isEmpty {
             do {
-                if let segmenter = outputs[i].segmenter, segmenter.cutsBefore(packet) {
+                if let segmenter = routes[i].segmenter, segmenter.cutsBefore(packet) {
                     try cut(i, before: packet, segmenter)
-                    if outputs[i].sinks.isEmpty { continue }
+                    if routes[i].sinks.isEmpty { continue }
                 }
-                guard let chunk = try outputs[i].writer.write(packet) else {
+                guard let chunk = try routes[i].writer.write(packet) else {
                     if measuring { statistics.countDropped(packet.stream) }
                     continue
                 }
                 deliver(chunk, to: i)
-                outputs[i].segmenter?.wrote(packet, bytes: chunk.count)
+                routes[i].segmenter?.wrote(packet, bytes: chunk.count)
                 if i == measured && measuring {
                     let t = Double(packet.dts) * packet.timeBase.doubleValue
                     unreportedMux = (max(unreportedMux?.mediaTime ?? t, t), (unreportedMux?.bytes ?? 0) + chunk.count)
@@ -199,29 +187,29 @@ final class MuxThread: @unchecked Sendable {
     /// Ends output `i`'s segment with its trailer (which completes the file) and begins the next
     /// at `packet` with a fresh writer's header (which creates the next file).
     private func cut(_ i: Int, before packet: EncodedPacket, _ segmenter: Segmenter) throws {
-        deliver(try outputs[i].writer.trailer(), to: i)
-        guard !outputs[i].sinks.isEmpty else { return }
-        outputs[i].writer = try segmenter.nextWriter(at: packet)
-        deliver(try outputs[i].writer.header(), to: i)
+        deliver(try routes[i].writer.trailer(), to: i)
+        guard !routes[i].sinks.isEmpty else { return }
+        routes[i].writer = try segmenter.nextWriter(at: packet)
+        deliver(try routes[i].writer.header(), to: i)
     }
 
     private func deliver(_ chunk: Chunk, to i: Int) {
-        for sink in outputs[i].sinks {
+        for sink in routes[i].sinks {
             do { try sink.write(chunk) } catch { dropSink(sink, of: i, error) }
         }
-        outputs[i].unreported += chunk.count
+        routes[i].unreported += chunk.count
     }
 
     private func dropSink(_ sink: ChunkSink, of i: Int, _ error: Error) {
-        if outputs[i].unreported > 0 { statistics.outputWrote(sink.name, bytes: outputs[i].unreported) }
-        outputs[i].sinks.removeAll { $0 === sink }
+        if routes[i].unreported > 0 { statistics.outputWrote(sink.name, bytes: routes[i].unreported) }
+        routes[i].sinks.removeAll { $0 === sink }
         var reason = ExplainedError.describe(error).message
         // Network sinks' errors start with their (masked) name: say it once.
         if reason.hasPrefix(sink.name + ": ") { reason.removeFirst(sink.name.count + 2) }
         stoppedOutputs[sink.name] = reason
         statistics.outputStopped(sink.name, reason: reason)
         retired(i)
-        let lastOne = outputs.allSatisfy { $0.sinks.isEmpty }
+        let lastOne = routes.allSatisfy { $0.sinks.isEmpty }
         if !lastOne || session > 0 { report("output \(sink.name) stopped: \(reason)") }
         if lastOne {
             statistics.sessionStopped(session)

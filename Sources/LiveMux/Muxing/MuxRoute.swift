@@ -1,0 +1,27 @@
+/// One container writer of a session with the sinks it feeds: what `MuxSession` builds from an
+/// `OutputGraph.Writer` (the plan) and what its mux thread then writes every packet through. One
+/// type from the session's `init` to the last trailer, so an output is not translated on the way.
+struct MuxRoute {
+    let format: ContainerFormat
+    let seekable: Bool
+    /// Cuts its one file into segments (`OutputGraph.Writer.segmented`).
+    let segmented: Bool
+    /// Every destination this writer feeds; a sink that fails or is removed leaves the list.
+    var sinks: [ChunkSink] = []
+    /// Made once the session knows its streams (`MuxSession.start(streams:)` when not at `init`);
+    /// a segmented route's is replaced at each cut.
+    var writer: ContainerWriter!
+    /// A segmented route's one sink and where it is cut (joined at `start`: the sink is made after
+    /// the writer).
+    var segmentSink: SegmentFileSink?
+    var segmenter: Segmenter?
+    /// Bytes delivered since the statistics last heard of them (mux thread only): every sink still
+    /// here took each of them (one that fails is dropped, with its count, before this grows).
+    var unreported = 0
+
+    init(_ plan: OutputGraph.Writer) {
+        format = plan.format
+        seekable = plan.seekable
+        segmented = plan.segmented
+    }
+}
