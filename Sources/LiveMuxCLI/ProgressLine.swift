@@ -45,7 +45,7 @@ final class ProgressLine: @unchecked Sendable {
 
     /// Whether the recording is over but for its trailers: sources are known and each has ended.
     static func sourcesEnded(_ s: StatisticsSnapshot) -> Bool {
-        !s.sources.isEmpty && s.sources.allSatisfy { $0.state == "ended" }
+        !s.sources.isEmpty && s.sources.allSatisfy { $0.state == .ended }
     }
 
     private static func clock(_ t: Double) -> String {
@@ -87,7 +87,7 @@ final class ProgressLine: @unchecked Sendable {
         }
         // Each audio source's level, and a device that is away by its state.
         let named = s.sources.compactMap { source -> String? in
-            if source.state == "reopening" || source.state == "left out" { return "\(source.label)=\(source.state.replacingOccurrences(of: " ", with: "-"))" }
+            if source.state == .reopening || source.state == .leftOut { return "\(source.label)=\(source.state.description.replacingOccurrences(of: " ", with: "-"))" }
             return source.peakDBFS.map { String(format: "%@=%.0fdB", source.label, $0) }
         }
         if !named.isEmpty { extra += " " + named.joined(separator: " ") }

@@ -20,11 +20,11 @@ final class ProgressLineTests: XCTestCase {
     func testAudioOnlyShowsNoVideoFields() {
         var s = StatisticsSnapshot()
         s.avOffsetMs = -580
-        s.sources = [SourceSnapshot(label: "a0", kind: .audio, name: "lavfi:sine", state: "live", peakDBFS: -21)]
+        s.sources = [SourceSnapshot(label: "a0", kind: .audio, name: "lavfi:sine", state: .live, peakDBFS: -21)]
         let audio = ProgressLine.format(s)
         XCTAssertTrue(audio.hasPrefix("time=00:00:00.00 bitrate="), audio)
         XCTAssertFalse(audio.contains("frames=") || audio.contains("fps=") || audio.contains("av="), audio)
-        s.sources.insert(SourceSnapshot(label: "v0", kind: .video, name: "lavfi:testsrc2", state: "live"), at: 0)
+        s.sources.insert(SourceSnapshot(label: "v0", kind: .video, name: "lavfi:testsrc2", state: .live), at: 0)
         XCTAssertTrue(ProgressLine.format(s).contains(" frames=0 fps=0.0 bitrate=") && ProgressLine.format(s).contains(" av=-580.0ms "),
                       ProgressLine.format(s))
     }
@@ -34,10 +34,10 @@ final class ProgressLineTests: XCTestCase {
     func testNoPeriodicLineOnceEverySourceEnded() {
         var s = StatisticsSnapshot()
         XCTAssertFalse(ProgressLine.sourcesEnded(s), "no sources known: `mux` goes on printing")
-        s.sources = [SourceSnapshot(label: "v0", kind: .video, name: "v", state: "ended"),
-                     SourceSnapshot(label: "a0", kind: .audio, name: "a", state: "live")]
+        s.sources = [SourceSnapshot(label: "v0", kind: .video, name: "v", state: .ended),
+                     SourceSnapshot(label: "a0", kind: .audio, name: "a", state: .live)]
         XCTAssertFalse(ProgressLine.sourcesEnded(s))
-        s.sources[1].state = "ended"
+        s.sources[1].state = .ended
         XCTAssertTrue(ProgressLine.sourcesEnded(s))
     }
 }

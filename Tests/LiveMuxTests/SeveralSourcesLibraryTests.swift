@@ -23,7 +23,7 @@ final class SeveralSourcesLibraryTests: XCTestCase {
         try pipeline.wait()
         let sources = pipeline.statisticsSnapshot.sources
         XCTAssertEqual(sources.map(\.label), ["a0", "a1"])
-        XCTAssertEqual(sources.map(\.state), ["ended", "ended"])
+        XCTAssertEqual(sources.map(\.state), [.ended, .ended])
         XCTAssertEqual(try XCTUnwrap(sources[0].peakDBFS), -18.1, accuracy: 0.5)
         XCTAssertGreaterThan(try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0, 20_000)
     }

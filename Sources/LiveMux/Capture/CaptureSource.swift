@@ -39,7 +39,7 @@ final class CaptureSource: @unchecked Sendable {
     var name: String { spec.maskedDescription }
 
     /// "ended" once it has, else its device's state, else "live".
-    var state: String { ended.withLock { $0 } ? "ended" : supervisor?.status.snapshot.state ?? "live" }
+    var state: SourceState { ended.withLock { $0 } ? .ended : supervisor?.status.snapshot.state ?? .live }
 
     /// Opens the input and the decoders for the wanted streams; throws if one is missing.
     /// `frameRate`: the recording's frame rate (`--fps`), which a screen grab is asked for.

@@ -55,7 +55,7 @@ final class DeviceStatus: Sendable {
             DeviceSnapshot(name: name, clock: s.clock?.rawValue ?? "none yet", delayMs: (s.delay ?? 0) / 1000,
                            failures: s.failures, reopenings: s.reopenings, awaySeconds: s.away,
                            audioFilledSeconds: s.filledSeconds, videoFilledFrames: s.filledFrames,
-                           state: s.isLeftOut ? "left out" : s.isAway ? "reopening" : "live")
+                           state: s.isLeftOut ? .leftOut : s.isAway ? .reopening : .live)
         }
     }
 }
@@ -74,7 +74,7 @@ public struct DeviceSnapshot: Sendable, Equatable {
     public var awaySeconds = 0.0
     /// Seconds of silence and repeated video frames that filled its gaps.
     public var audioFilledSeconds = 0.0, videoFilledFrames = 0
-    /// "live", "reopening" while it is away (its last frame or silence recorded in its place), or
-    /// "left out": a source after the first of its kind that stayed away past --device-timeout.
-    public var state = "live"
+    /// Live, reopening while it is away (its last frame or silence recorded in its place), or
+    /// left out: a source after the first of its kind that stayed away past --device-timeout.
+    public var state = SourceState.live
 }

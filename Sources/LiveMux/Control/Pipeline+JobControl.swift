@@ -8,7 +8,7 @@ extension Pipeline: JobControl {
         let s = statisticsSnapshot
         let volumes = gains?.all ?? []
         let sources = s.sources.map { source -> [String: Any] in
-            var o: [String: Any] = ["id": source.label, "kind": source.kind.rawValue, "name": source.name, "state": source.state]
+            var o: [String: Any] = ["id": source.label, "kind": source.kind.rawValue, "name": source.name, "state": source.state.description]
             if source.kind == .audio, let i = Int(source.label.dropFirst()), volumes.indices.contains(i) {
                 o["volume"] = volumes[i].volume
                 o["mute"] = volumes[i].muted

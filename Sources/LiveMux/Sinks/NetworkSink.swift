@@ -31,8 +31,8 @@ final class NetworkSink: ChunkSink, Sendable {
         /// Set when the output has been given up; `write` then throws it so the mux thread drops the sink.
         var failure: Error?
         var link = LinkWatcher.Link()
-        /// What the dashboard and `--stats` show: connecting, live, reconnecting n of N, given up, ended.
-        var connection = "connecting"
+        /// What the dashboard and `--stats` show.
+        var connection = ConnectionState.connecting
         /// The control API asked for a new connection (a server moved, a key changed behind it).
         var reconnectAsked = false
     }
@@ -120,7 +120,7 @@ final class NetworkSink: ChunkSink, Sendable {
     /// newest keyframe; false when the output is not connected (it is already trying, or gave up).
     func reconnect() -> Bool {
         let live = state.withLock { s in
-            guard s.connection == "live", !s.closing else { return false }
+            guard s.connection == .live, !s.closing else { return false }
             s.reconnectAsked = true
             return true
         }
@@ -190,7 +190,7 @@ final class NetworkSink: ChunkSink, Sendable {
             }
             failures = 0
             watcher.setConnected(true)
-            state.withLock { $0.connection = "live" }
+            state.withLock { $0.connection = .live }
             do {
                 let asked = try send(to: output)
                 watcher.setConnected(false)
@@ -198,10 +198,10 @@ final class NetworkSink: ChunkSink, Sendable {
                 if asked {
                     report("output \(name): reconnecting, as asked")
                     restartAtKeyframe()
-                    state.withLock { $0.connection = "connecting" }
+                    state.withLock { $0.connection = .connecting }
                     continue
                 }
-                state.withLock { $0.connection = "ended" }
+                state.withLock { $0.connection = .ended }
                 return
             } catch {
                 watcher.setConnected(false)
@@ -263,12 +263,12 @@ final class NetworkSink: ChunkSink, Sendable {
                 : LiveMuxError.output("\(name): \(why)\(message) (check that the server is up and the URL is right)")
             state.withLock { s in
                 s.failure = failure
-                s.connection = "given up"
+                s.connection = .givenUp
             }
             return false
         }
         let delay = policy.delay(beforeAttempt: failures, random: Double.random(in: 0..<1))
-        state.withLock { $0.connection = "reconnecting \(failures) of \(policy.attempts)" }
+        state.withLock { $0.connection = .reconnecting(attempt: failures, of: policy.attempts) }
         report("output \(name): \(message); reconnect attempt \(failures) of \(policy.attempts) in \(String(format: "%.1f", delay)) s")
         // Closing while reconnecting: one last try to deliver what is left.
         let deadline = Timestamp.monotonicMicroseconds() + Int64(delay * 1_000_000)

@@ -11,6 +11,5 @@ public struct NetworkOutputSnapshot: Sendable, Equatable {
     public var latencySkips: Int
     /// Whether the kernel's send queue is read (a TCP socket was found), not only the output's queue.
     public var kernelVisible: Bool
-    /// "connecting", "live", "reconnecting n of N", "given up" or "ended".
-    public var state: String
+    public var state: ConnectionState
 }

@@ -5,9 +5,7 @@ public struct SourceSnapshot: Sendable, Equatable {
     public var kind: StreamKind
     /// The source as given (credentials masked).
     public var name: String
-    /// "live", "reopening" (a device that failed, being filled and opened again), "left out" (a
-    /// device after the first of its kind that stayed away past --device-timeout), "ended".
-    public var state: String
+    public var state: SourceState
     /// Audio: the peak of the last whole second (dBFS, −100 is silence); nil before one.
     public var peakDBFS: Double?
 }

@@ -41,10 +41,10 @@ extension StatisticsSnapshot {
                 ["name": $0.name, "clock": $0.clock, "delay_ms": Self.rounded($0.delayMs), "failures": $0.failures,
                  "reopenings": $0.reopenings, "away_s": Self.rounded($0.awaySeconds),
                  "audio_filled_s": Self.rounded($0.audioFilledSeconds), "video_filled_frames": $0.videoFilledFrames,
-                 "state": $0.state] as [String: Any]
+                 "state": $0.state.description] as [String: Any]
             },
             "sources": sources.map {
-                var source: [String: Any] = ["label": $0.label, "kind": $0.kind.rawValue, "name": $0.name, "state": $0.state]
+                var source: [String: Any] = ["label": $0.label, "kind": $0.kind.rawValue, "name": $0.name, "state": $0.state.description]
                 if $0.kind == .audio { source["peak_dbfs"] = $0.peakDBFS.map { Self.rounded($0) as Any } ?? NSNull() }
                 return source
             },
@@ -64,7 +64,7 @@ extension StatisticsSnapshot {
             },
             "network": network.map {
                 ["name": $0.name, "backlog_ms": Self.rounded($0.backlogMs), "link_kbps": Self.rounded($0.linkKbps),
-                 "latency_skips": $0.latencySkips, "kernel_queue_seen": $0.kernelVisible, "state": $0.state] as [String: Any]
+                 "latency_skips": $0.latencySkips, "kernel_queue_seen": $0.kernelVisible, "state": $0.state.description] as [String: Any]
             },
             "warnings": Self.warningObjects(warnings.filter { $0.elapsed > previous?.elapsed ?? -1 }),
             "changes": Self.changeObjects(changes.filter { $0.elapsed > previous?.elapsed ?? -1 }),
