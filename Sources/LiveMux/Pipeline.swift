@@ -34,19 +34,13 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     private let videoBitRate: Int
     private var started = false
     // What the control API reads and changes (Pipeline+JobControl).
-    /// Which encodes feed which outputs, and the outputs as given (with what each asked for).
-    let plan: EncodePlan
-    let outputSpecs: [OutputSpec]
-    /// Each video lane's size and rate, and where its bit rate comes from (nil: fixed).
-    let laneFormats: [VideoFormat]
-    let laneTargets: [BitRateTarget?]
+    /// Whether the job may be changed while it runs (`RecordConfiguration.liveControl`, `--control-key-file`).
+    let controlled: Bool
     /// Each audio source's live volume and mute; nil without the control API.
     let gains: AudioGains?
     let segments: SegmentPlan?
-    /// The outputs added while the job runs; nil without live control.
-    let live: LiveOutputs?
-    /// The outputs given at the start that the control API removed (by index).
-    let removedOutputs = Locked(Set<Int>())
+    /// Every output, given or added while the job runs.
+    let live: LiveOutputs
     /// The video sources' layout and which is the main picture, as the control API last set them,
     /// and the video sources it removed (left out of the picture).
     let layout: Locked<(layout: VideoLayout, main: Int, removed: Set<Int>)>
@@ -159,21 +153,27 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         }
         self.opened = opened
         self.stages = stages
-        self.plan = plan
-        outputSpecs = config.outputs.destinations
-        laneFormats = lanes.map(\.format)
-        laneTargets = lanes.map(\.target)
+        self.controlled = controlled
         self.gains = gains
         segments = config.outputs.segments
         layout = Locked((config.composition.layout, 0, []))
         sourceStops = sources.map { _ in StopSignal() }
-        live = !controlled ? nil : LiveOutputs(
+        let videoEncodes = zip(plan.videoEncodes, lanes).map { LiveOutputs.VideoEncode(settings: $0.settings, adapts: $0.adapts, lane: $1) }
+        let audioEncodes = zip(plan.audioEncodes, audioLanes).map { LiveOutputs.AudioEncode(settings: $0, lane: $1) }
+        let jobSessions = sessions
+        let given = config.outputs.destinations.indices.compactMap { i -> JobOutput? in
+            guard let k = plan.sessions.firstIndex(where: { $0.destinations.contains(i) }) else { return nil }
+            return JobOutput(id: Self.outputID(i), spec: config.outputs.destinations[i], session: jobSessions[k],
+                             video: plan.sessions[k].video.map { videoEncodes[$0] }, audio: plan.sessions[k].audio.map { audioEncodes[$0] },
+                             addedQueue: nil)
+        }
+        let viewers = plan.sessions.first(where: \.viewers)
+        live = LiveOutputs(
             .init(video: wantVideo ? config.video : nil, audio: wantAudio ? config.audio : nil, videoFormat: videoFormat, audioFormat: audioFormat,
                   videoEncoder: video, audioEncoder: audio, outputs: config.outputs, queueCapacity: config.queueCapacity,
                   statistics: statistics, quiet: quiet, report: report),
-            video: zip(plan.videoEncodes, lanes).map { .init(settings: $0.settings, adapts: $0.adapts, lane: $1) },
-            audio: zip(plan.audioEncodes, audioLanes).map { .init(settings: $0, lane: $1) },
-            firstSession: plan.sessions.count, firstOutput: config.outputs.destinations.count)
+            given: given, video: videoEncodes, audio: audioEncodes, servesViewers: viewers != nil,
+            viewersVideo: viewers?.video.map { lanes[$0] }, firstSession: plan.sessions.count)
         encoderThreads = videoConsumer.map { [$0] } ?? []
         self.timeline = timeline
         self.adaptive = adaptive
@@ -256,9 +256,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     /// Waits until every thread has finished; throws the first failure.
     public func wait() throws {
         session.waitForProducers()
-        live?.close()
-        let added = live?.all ?? []
-        try MuxSession.finish(sessions + (live?.sessions ?? []), outputNames: outputNames + added.map(\.spec.destination.description))
+        live.close()
+        try MuxSession.finish(sessions + live.addedSessions, outputNames: outputNames + live.added.map(\.name))
     }
 
     /// Warnings given before the job was built (the command line's), kept for `--stats` and the

@@ -2,36 +2,26 @@ import Foundation
 import FFmpeg
 import POSIX
 
-/// The outputs added and removed while a recording runs (`POST` and `DELETE /api/outputs`).
-/// Each gets a mux session of its own — a queue, a mux thread, its writer and sink — fed by the
+/// Every output of a running recording — those given at the start and those added and removed
+/// while it runs (`POST` and `DELETE /api/outputs`) — as one list of `JobOutput`s. An output added
+/// gets a mux session of its own — a queue, a mux thread, its writer and sink — fed by the
 /// encodes it asks for: an existing one with the same settings (so the others never notice) or a
 /// new one, added to the video or audio encoder at its next frame. It starts at the next
 /// keyframe, which its encode is asked for, with timestamps from 0 (`LiveJoin`,
-/// `ContainerWriter.startsAtFirstPacket`); removed, it gets the end of its streams and writes its
-/// trailer, so a file is complete and a push closes cleanly.
+/// `ContainerWriter.startsAtFirstPacket`). Removed, an output added gets the end of its streams;
+/// one given leaves its session's mux thread between two batches. Either way its trailer is
+/// written, so a file is complete and a push closes cleanly.
 final class LiveOutputs: @unchecked Sendable {
     /// One encode the outputs may share: its settings, and the lane (whose tee is thread-safe).
     struct VideoEncode { let settings: VideoSettings; let adapts: Bool; let lane: VideoLane }
     struct AudioEncode { let settings: AudioSettings; let lane: AudioLane }
 
-    struct Output {
-        let id: String
-        let spec: OutputSpec
-        let session: MuxSession
-        let queue: MuxQueue
-        let video: VideoEncode?
-        let audio: AudioEncode?
-        var removed = false
-    }
-
     private struct State {
         var video: [VideoEncode]
         var audio: [AudioEncode]
-        var outputs: [Output] = []
+        var outputs: [JobOutput]
         /// The index of the next session (statistics and mux threads tell sessions by it).
         var nextSession: Int
-        /// The id of the next output: they go on from the outputs given at start.
-        var nextOutput: Int
         /// Set when the job stops: no output may join any more.
         var closed = false
         /// Sessions made for an output that could not join its encode, finished with the others.
@@ -56,34 +46,64 @@ final class LiveOutputs: @unchecked Sendable {
     }
     private let context: Context
 
-    init(_ context: Context, video: [VideoEncode], audio: [AudioEncode], firstSession: Int, firstOutput: Int) {
+    /// Whether the job serves live viewers (then no output is its last), and the video encode
+    /// they take, which no output may change alone.
+    private let servesViewers: Bool
+    private let viewersVideo: VideoLane?
+
+    /// - Parameters:
+    ///   - given: the outputs given at the start, o0, o1 … in that order.
+    ///   - firstSession: the index the next session gets (after the job's own).
+    init(_ context: Context, given: [JobOutput], video: [VideoEncode], audio: [AudioEncode], servesViewers: Bool, viewersVideo: VideoLane?,
+         firstSession: Int) {
         self.context = context
-        state = Locked(State(video: video, audio: audio, nextSession: firstSession, nextOutput: firstOutput))
+        self.servesViewers = servesViewers
+        self.viewersVideo = viewersVideo
+        state = Locked(State(video: video, audio: audio, outputs: given, nextSession: firstSession))
     }
 
-    var all: [Output] { state.withLock { $0.outputs } }
+    var all: [JobOutput] { state.withLock { $0.outputs } }
 
-    /// The sessions to finish with the job's own.
-    var sessions: [MuxSession] { state.withLock { $0.outputs.map(\.session) + $0.abandoned } }
+    /// Those added while the job ran.
+    var added: [JobOutput] { all.filter { $0.addedQueue != nil } }
+
+    /// The sessions of the outputs added, to finish with the job's own.
+    var addedSessions: [MuxSession] { state.withLock { $0.outputs.filter { $0.addedQueue != nil }.map(\.session) + $0.abandoned } }
+
+    /// Output `id`, else a `ControlError` that lists the outputs.
+    func output(_ id: String) throws -> JobOutput {
+        let outputs = all
+        guard let output = outputs.first(where: { $0.id == id }) else {
+            throw ControlError.notFound("no output \(id): the outputs are \(outputs.map(\.id).joined(separator: ", "))")
+        }
+        return output
+    }
+
+    /// Who else takes `output`'s video encode (other outputs still writing, the live viewers).
+    func sharingVideo(with output: JobOutput) -> [String] {
+        guard let lane = output.video?.lane else { return [] }
+        let others = all.filter { $0.id != output.id && !$0.removed && $0.video?.lane === lane }.map(\.id)
+        return others + (viewersVideo === lane ? ["the live viewers"] : [])
+    }
 
     /// No output joins from now on; every queue is ended (one whose encode had already finished
     /// when it joined would otherwise wait for ever).
     func close() {
         let queues = state.withLock { s in
             s.closed = true
-            return s.outputs.map(\.queue)
+            return s.outputs.compactMap(\.addedQueue)
         }
         for q in queues { StreamKind.allCases.forEach(q.end) }
     }
 
-    /// Adds an output; its id. Throws a `ControlError` having created nothing. `busy`: the
-    /// outputs of the job still writing (a second writer would destroy what the first wrote).
-    func add(_ spec: OutputSpec, overwrite: Bool, busy: [Destination]) throws -> String {
+    /// Adds an output; its id. Throws a `ControlError` having created nothing. An output still
+    /// writing is refused: a second writer would destroy what the first wrote.
+    func add(_ spec: OutputSpec, overwrite: Bool) throws -> String {
         let same = { (d: Destination) -> Bool in
             guard case .file(let a) = d, case .file(let b) = spec.destination else { return d == spec.destination }
             return Self.canonical(a) == Self.canonical(b)
         }
-        if busy.contains(where: same) || all.contains(where: { !$0.removed && same($0.spec.destination) }) {
+        if all.contains(where: { !$0.removed && same($0.spec.destination) }) {
             throw ControlError.badRequest("output", "\(spec.destination.description) is already an output of this job: give another")
         }
         let c = context
@@ -131,26 +151,39 @@ final class LiveOutputs: @unchecked Sendable {
                 s.audio.append(audio)
                 c.audioEncoder?.add(audio.lane)
             }
-            let id = Pipeline.outputID(s.nextOutput)
-            s.outputs.append(Output(id: id, spec: spec, session: session, queue: queue, video: video, audio: audio))
+            let id = Pipeline.outputID(s.outputs.count)
+            s.outputs.append(JobOutput(id: id, spec: spec, session: session, video: video, audio: audio, addedQueue: queue))
             s.nextSession += 1
-            s.nextOutput += 1
             return id
         }
     }
 
-    /// Ends output `id`: false when no output added live has that id.
-    func remove(_ id: String) throws -> Bool {
-        let output: Output? = try state.withLock { s in
-            guard let i = s.outputs.firstIndex(where: { $0.id == id }) else { return nil }
-            guard !s.outputs[i].removed else { throw ControlError.conflict(nil, "\(id) is already ending") }
+    /// Ends output `id` while the others go on: its mux thread writes its trailer and closes it.
+    /// The last one is refused (a job with no output left would end), as is a file whose muxer
+    /// other files share.
+    func remove(_ id: String) throws {
+        let known = all.map(\.id)
+        let output: JobOutput = try state.withLock { s in
+            guard let i = s.outputs.firstIndex(where: { $0.id == id }) else {
+                throw ControlError.notFound("no output \(id): the outputs are \(known.joined(separator: ", "))")
+            }
+            let output = s.outputs[i]
+            guard !output.removed else { throw ControlError.conflict(nil, "\(id) is already ending") }
+            if s.outputs.filter({ !$0.removed }).count <= 1 && !servesViewers {
+                throw ControlError.conflict(nil, "\(id) is the job's last output: add another first, or stop the job to end it")
+            }
+            if let problem = output.session.removalProblem(output.name) { throw ControlError.conflict(nil, "\(id) cannot end alone: \(problem)") }
             s.outputs[i].removed = true
-            return s.outputs[i]
+            return output
         }
-        guard let output else { return false }
-        output.video?.lane.tee.leave(output.queue)
-        output.audio?.lane.tee.leave(output.queue)
-        return true
+        if let queue = output.addedQueue {
+            // Its encodes end its streams: the mux thread drains, writes the trailer, and an
+            // encode no session takes any more retires.
+            output.video?.lane.tee.leave(queue)
+            output.audio?.lane.tee.leave(queue)
+        } else {
+            output.session.removeOutput(named: output.name)
+        }
     }
 
     /// A file's path with links resolved, so two names of one file are seen as one.

@@ -16,17 +16,7 @@ extension Pipeline: JobControl {
             }
             return o
         }
-        var outputs = outputSpecs.indices.map { i -> [String: Any] in
-            let session = plan.sessions.first { $0.destinations.contains(i) }
-            let v = session?.video.flatMap { laneFormats.indices.contains($0) ? $0 : nil }
-            return Self.describe(Self.outputID(i), outputSpecs[i], s,
-                                 video: v.map { (plan.videoEncodes[$0].settings, laneFormats[$0], laneTargets[$0], plan.videoEncodes[$0].adapts) },
-                                 audio: session?.audio.map { plan.audioEncodes[$0] })
-        }
-        for o in live?.all ?? [] {
-            outputs.append(Self.describe(o.id, o.spec, s, video: o.video.map { ($0.settings, $0.lane.format, $0.lane.target, false) },
-                                         audio: o.audio?.settings))
-        }
+        let outputs = live.all.map { Self.describe($0, s) }
         let (shape, main) = layout.withLock { ($0.layout, $0.main) }
         return ["sources": sources, "outputs": outputs, "media_time_s": s.mediaTime, "segments": segments != nil,
                 "layout": ["layout": shape.rawValue, "main": "v\(main)"]]
@@ -57,90 +47,58 @@ extension Pipeline: JobControl {
         statistics.changed("segments", "cut", .none)
     }
 
-    /// Output `output`'s (`o0`, `o1` … in the order given) video bit rate, in bits per second,
-    /// from its next frame; refused when it shares its encode or follows its link.
-    public func setVideoBitRate(output: String, _ bitRate: Int) throws {
+    /// Output `output`'s (`o0`, `o1` … in the order given, then those added) video bit rate, in
+    /// bits per second, from its next frame; refused when it shares its encode or follows its link.
+    public func setVideoBitRate(output id: String, _ bitRate: Int) throws {
         guard ControlAPI.bitRates.contains(bitRate) else {
             throw ControlError.badRequest("vbitrate", "vbitrate is bits per second from 16k to 100M: 800000 or \"800k\"")
         }
-        if let added = live?.all.first(where: { $0.id == output }) {
-            let others = (live?.all ?? []).filter { $0.id != output && !$0.removed && $0.video?.lane === added.video?.lane }.map(\.id)
-            guard let lane = added.video?.lane, !laneTargets.contains(where: { $0 === lane.target }), others.isEmpty,
-                  let dial = lane.target as? BitRateDial else {
-                throw ControlError.conflict("vbitrate", "\(output) shares its video encode\(others.isEmpty ? " with the outputs given at the start" : " with " + others.joined(separator: ", ")): add it with a vbitrate of its own, so its encode is its own")
-            }
-            dial.set(bitRate)
-            statistics.changed(output, "vbitrate", .number(Double(bitRate)))
-            return
+        let output = try live.output(id)
+        guard let video = output.video else { throw ControlError.conflict("vbitrate", "\(id) has no video") }
+        if video.adapts {
+            throw ControlError.conflict("vbitrate", "\(id)'s bit rate follows its link: start it with --no-adaptive-bitrate to set it by hand")
         }
-        guard let i = Self.outputIndex(output), outputSpecs.indices.contains(i),
-              let session = plan.sessions.first(where: { $0.destinations.contains(i) }) else {
-            let ids = outputSpecs.indices.map(Self.outputID) + (live?.all.map(\.id) ?? [])
-            throw ControlError.notFound("no output \(output): the outputs are \(ids.joined(separator: ", "))")
-        }
-        guard let v = session.video, laneTargets.indices.contains(v) else { throw ControlError.conflict("vbitrate", "\(output) has no video") }
-        if plan.videoEncodes[v].adapts {
-            throw ControlError.conflict("vbitrate", "\(output)'s bit rate follows its link: start it with --no-adaptive-bitrate to set it by hand")
-        }
-        let sharing = plan.sessions.filter { $0.video == v }
-        let others = sharing.flatMap(\.destinations).filter { $0 != i }.map(Self.outputID) + (sharing.contains(where: \.viewers) ? ["the live viewers"] : [])
+        let others = live.sharingVideo(with: output)
         guard others.isEmpty else {
-            throw ControlError.conflict("vbitrate", "\(output) shares its video encode with \(others.joined(separator: ", ")): give it its own --vbitrate after its -o at the start, so its encode is its own")
+            throw ControlError.conflict("vbitrate", "\(id) shares its video encode with \(others.joined(separator: ", ")): give it a bit rate of its own"
+                                        + " (--vbitrate after its -o at the start, \"vbitrate\" when it is added), so its encode is its own")
         }
-        guard let dial = laneTargets[v] as? BitRateDial else { throw Self.notLive }
+        guard let dial = video.lane.target as? BitRateDial else { throw Self.notLive }
         dial.set(bitRate)
-        statistics.changed(output, "vbitrate", .number(Double(bitRate)))
+        statistics.changed(id, "vbitrate", .number(Double(bitRate)))
     }
 
     private static let notLive = ControlError.conflict(nil, "this job was started without live control: set RecordConfiguration.liveControl (livemux: --control-key-file)")
 
     /// `GET /api`'s object for one output.
-    private static func describe(_ id: String, _ spec: OutputSpec, _ s: StatisticsSnapshot,
-                                 video: (settings: VideoSettings, format: VideoFormat, target: BitRateTarget?, adapts: Bool)?,
-                                 audio: AudioSettings?) -> [String: Any] {
-        let name = spec.destination.description
+    private static func describe(_ output: JobOutput, _ s: StatisticsSnapshot) -> [String: Any] {
         var settings: [String: Any] = [:]
-        if let video {
+        if let video = output.video {
+            let format = video.lane.format
             settings["vcodec"] = video.settings.codec.rawValue
-            settings["size"] = "\(video.format.width)x\(video.format.height)"
-            settings["fps"] = video.format.fps.description
-            settings["vbitrate"] = video.target?.current ?? video.settings.bitRate
+            settings["size"] = "\(format.width)x\(format.height)"
+            settings["fps"] = format.fps.description
+            settings["vbitrate"] = video.lane.target?.current ?? video.settings.bitRate
             settings["adapts"] = video.adapts
         }
-        if let audio { settings["abitrate"] = audio.bitRate }
-        return ["id": id, "target": name, "format": spec.format.rawValue, "state": (s.outputStates[name] ?? .writing).description,
-                "bytes": s.outputBytes[name] ?? 0, "settings": settings]
+        if let audio = output.audio { settings["abitrate"] = audio.settings.bitRate }
+        return ["id": output.id, "target": output.name, "format": output.spec.format.rawValue,
+                "state": (s.outputStates[output.name] ?? .writing).description, "bytes": s.outputBytes[output.name] ?? 0, "settings": settings]
     }
 
     /// A new output, as `-o` would make it, from its next keyframe; its description.
     public func addOutput(_ spec: OutputSpec, overwrite: Bool = false) throws -> [String: Any] {
-        guard let live else { throw Self.notLive }
-        let busy = outputSpecs.indices.filter { i in !removedOutputs.withLock { $0.contains(i) } }.map { outputSpecs[$0].destination }
-        let id = try live.add(spec, overwrite: overwrite, busy: busy)
+        guard controlled else { throw Self.notLive }
+        let id = try live.add(spec, overwrite: overwrite)
         statistics.changed(id, "added", .none)
-        return (controlDescription()["outputs"] as? [[String: Any]])?.first { $0["id"] as? String == id } ?? ["id": id]
+        return Self.describe(try live.output(id), statisticsSnapshot)
     }
 
-    /// Ends an output while the others go on: its file is finished, its push closed. The last
-    /// one is refused: a job with no output left would end.
+    /// Ends an output, given or added, while the others go on: its file is finished, its push
+    /// closed. The last one is refused: a job with no output left would end.
     public func removeOutput(_ id: String) throws {
-        guard let live else { throw Self.notLive }
-        let given = outputSpecs.count - removedOutputs.withLock { $0.count }
-        let added = live.all.filter { !$0.removed }.count
-        let viewers = plan.sessions.contains(where: \.viewers)
-        if given + added <= 1 && !viewers, live.all.contains(where: { $0.id == id && !$0.removed }) || Self.outputIndex(id).map(outputSpecs.indices.contains) == true {
-            throw ControlError.conflict(nil, "\(id) is the job's last output: add another first, or stop the job to end it")
-        }
-        if try live.remove(id) {
-            statistics.changed(id, "removed", .none)
-            return
-        }
-        guard let i = Self.outputIndex(id), outputSpecs.indices.contains(i),
-              let k = plan.sessions.firstIndex(where: { $0.destinations.contains(i) }) else { throw ControlError.notFound("no output \(id)") }
-        let name = outputSpecs[i].destination.description
-        if let problem = sessions[k].removalProblem(name) { throw ControlError.conflict(nil, "\(id) cannot end alone: \(problem)") }
-        guard removedOutputs.withLock({ $0.insert(i).inserted }) else { throw ControlError.conflict(nil, "\(id) is already ending") }
-        sessions[k].removeOutput(named: name)
+        guard controlled else { throw Self.notLive }
+        try live.remove(id)
         statistics.changed(id, "removed", .none)
     }
 
@@ -172,7 +130,7 @@ extension Pipeline: JobControl {
     /// Ends a source while the recording goes on: a video source leaves the picture, an audio
     /// source's place in the mix is silence from then. v0 and a0 time the picture and the mix.
     public func removeSource(_ id: String) throws {
-        guard live != nil else { throw Self.notLive }
+        guard controlled else { throw Self.notLive }
         let kind: StreamKind? = id.hasPrefix("v") ? .video : id.hasPrefix("a") ? .audio : nil
         let list = kind == .video ? opened.video : opened.audio
         guard let kind, let index = Int(id.dropFirst()), list.indices.contains(index), "\(id.first!)\(index)" == id else {
@@ -204,17 +162,13 @@ extension Pipeline: JobControl {
 
     /// A URL output closes its connection and connects again at once, from the newest keyframe.
     public func reconnectOutput(_ id: String) throws {
-        let given = Self.outputIndex(id).flatMap { i in outputSpecs.indices.contains(i) ? outputSpecs[i] : nil }
-        guard let spec = given ?? live?.all.first(where: { $0.id == id })?.spec else { throw ControlError.notFound("no output \(id)") }
-        guard spec.destination.isNetwork else { throw ControlError.conflict(nil, "\(id) is not a URL output: it has no connection") }
-        let name = spec.destination.description
-        let answers = (sessions + (live?.sessions ?? [])).compactMap { $0.reconnect(named: name) }
-        guard let connected = answers.first else { throw ControlError.conflict(nil, "\(id) has ended") }
+        let output = try live.output(id)
+        guard output.spec.destination.isNetwork else { throw ControlError.conflict(nil, "\(id) is not a URL output: it has no connection") }
+        guard !output.removed, let connected = output.session.reconnect(named: output.name) else { throw ControlError.conflict(nil, "\(id) has ended") }
         guard connected else { throw ControlError.conflict(nil, "\(id) is not connected now: it reconnects by itself (GET /api shows its state)") }
         statistics.changed(id, "reconnect", .none)
     }
 
     /// Outputs are named by their place among the `-o` given: o0, o1 …
     static func outputID(_ index: Int) -> String { "o\(index)" }
-    static func outputIndex(_ id: String) -> Int? { id.hasPrefix("o") ? Int(id.dropFirst()) : nil }
 }
