@@ -187,7 +187,7 @@ struct RecordCommand {
         let inputFiles = ([c.input].compactMap { $0 } + c.videoSources + c.audioSources).filter { $0.format == nil }.map(\.url)
         try outputs.finish(inputs: inputFiles)
         if let path = cmd.statsPath, path != "-" {
-            try outputs.checkSideFile(path, option: "--stats", inputs: inputFiles, example: "stats.jsonl")
+            try outputs.checkSideFile(path, option: "--stats", example: "stats.jsonl")
         }
         c.outputs = outputs.outputs
         encoding.apply(to: &c.outputs)
