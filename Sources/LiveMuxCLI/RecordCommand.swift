@@ -65,7 +65,10 @@ struct RecordCommand {
 
     OUTPUT
     \(OutputOptions.help)
-      -t SECONDS            stop after this much media (default: until SIGINT or SIGTERM)
+      -t SECONDS            stop after this much media (default: until SIGINT or SIGTERM),
+                            counted from the first frame captured, not from the start: a
+                            device may take a while to deliver it (two PulseAudio sources
+                            1.2 to 1.9 s), and the run takes that much longer in wall time
 
     DISPLAY
       --stats FILE|-        write one JSON object a second (media time, frames in/out/dropped,
