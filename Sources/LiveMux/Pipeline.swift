@@ -93,6 +93,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
                                       liveGains: gains != nil)
         if let size = graphs.videoOutputSize, config.video.width == nil {
             (videoFormat!.width, videoFormat!.height) = (size.width & ~1, size.height & ~1)
+            if let warning = Self.oddSizeWarning(size, config.composition) { report(warning) }
         }
         // One encode per distinct setting, each feeding the sessions that use it; only the first
         // URL output's (and those that ask the same) follows the link.
@@ -124,7 +125,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         let audio = try audioFormat.map {
             try AudioEncoder(settings: config.audio, format: $0, timeline: timeline, lanes: audioLanes, statistics: statistics, duration: config.duration)
         }
-        let stages = try SourceStages(opened, graphs: graphs, audioFormat: audioFormat, video: video, audio: audio, gains: gains, live: !unpaced)
+        let stages = try SourceStages(opened, graphs: graphs, audioFormat: audioFormat, video: video, audio: audio, gains: gains, live: !unpaced,
+                                      report: report)
         // The outputs in the order given, before each session names its own.
         statistics.outputsGiven(config.outputs.destinations.map(\.destination.description))
         // Live (pipe) ASF gets small packets: a payload waits in the open ASF packet until later
@@ -183,6 +185,17 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
             s.attachDashboard(statistics: { [weak self] in self?.statisticsSnapshot ?? StatisticsSnapshot() }, frames: frames)
             s.attachControl(self)
         }
+    }
+
+    /// Said when the video graph makes an odd width or height: the encoders take even ones only
+    /// (4:2:0), so a column or row is lost, which a user who typed `scale=641:361` should know.
+    static func oddSizeWarning(_ size: (width: Int, height: Int), _ c: Composition) -> String? {
+        let (width, height) = (size.width & ~1, size.height & ~1)
+        guard (width, height) != (size.width, size.height) else { return nil }
+        let option = c.videoGraph != nil ? "--filter-complex" : "--vf"
+        let lost = [size.width != width ? "a column" : nil, size.height != height ? "a row" : nil].compactMap { $0 }.joined(separator: " and ")
+        return "\(option) makes \(size.width)x\(size.height) pictures, and the encoder takes even sizes only: it encodes \(width)x\(height),"
+            + " \(lost) less (make the graph's size even, or give --size)"
     }
 
     /// Frames a live video device may get ahead of its encoder (a quarter second at 30 fps; at

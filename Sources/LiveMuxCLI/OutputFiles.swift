@@ -86,6 +86,12 @@ enum OutputFiles {
     /// stdout the shell redirected are written, not overwritten). Checked for every output before
     /// anything is created.
     static func check(_ path: String, _ policy: Overwrite, option: String = "-o", example: String) throws {
+        // Writing through a link that points to nothing creates a file elsewhere, under another
+        // name: as much a surprise as overwriting, so it takes -y too.
+        if policy != .always, let target = FileIdentity.danglingTarget(of: path) {
+            throw UsageError(policy == .never ? "\(option) \(path) is a link to \(target), where no file is yet (-n: not writing through it)"
+                                              : "\(option) \(path) is a link to \(target), where no file is yet: add -y to create it through the link, or give another name")
+        }
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else { return }
         if isDirectory.boolValue {
@@ -127,17 +133,11 @@ enum OutputFiles {
     }
 
     /// A file written beside the media (`--stats FILE`, `report --svg FILE`) follows the output
-    /// rules too: never one of the inputs, never a file another option writes, and checked like an
-    /// output (`check`) before anything is read or created.
-    static func checkSideFile(_ path: String, option: String, _ policy: Overwrite, inputs: [String], others: [String],
+    /// rules too: never one of the inputs, never a file another option writes (`claims`, which it
+    /// joins), and checked like an output (`check`) before anything is read or created.
+    static func checkSideFile(_ path: String, option: String, _ policy: Overwrite, claims: inout [ClaimedFile],
                               example: String) throws {
-        let key = canonical(path)
-        if inputs.map(canonical).contains(key) {
-            throw UsageError("\(option) \(path) is also the input: writing it would destroy the input; choose another file")
-        }
-        if others.map(canonical).contains(key) {
-            throw UsageError("\(option) \(path) is also an output: give \(option) a file of its own")
-        }
+        try claims.claim(path, option: option)
         try check(path, policy, option: option, example: example)
         // It is created only once everything else was built: a directory that cannot take it
         // must be found now, before anything is recorded.
@@ -149,11 +149,6 @@ enum OutputFiles {
         guard (try? syscall(where: "access") { access(directory, W_OK) }) != nil else {
             throw UsageError("cannot create the \(option) file '\(path)': \(directory) is not writable (choose another directory)")
         }
-    }
-
-    /// One spelling per file, so a file named two ways (`./a.flv`, a link to it) is seen as one.
-    static func canonical(_ path: String) -> String {
-        URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL.path
     }
 
     private static func isRegularFile(_ path: String) -> Bool { (try? FileKind(path: path)) == .regular }

@@ -13,6 +13,9 @@ struct OutputOptions {
     private(set) var outputs = Outputs()
     private var segmentPolicy = SegmentPolicy()
     private var segmentList: String?
+    /// The inputs and every file an option writes, claimed as they are checked: one file is never
+    /// written by two options, nor written over an input.
+    private var claims: [ClaimedFile] = []
     /// Set by `finish` when file outputs are cut into segments: says each one closed.
     private(set) var segmentAnnouncer: SegmentAnnouncer?
     /// Said once each before the job starts (unless -q): a name that disagrees with -f, a
@@ -77,7 +80,9 @@ struct OutputOptions {
                             (ffmpeg -f concat -i FILE plays them as one); with
                             --segment-keep it names just the segments kept. SIGUSR1 cuts
                             the current segments at the next keyframe (a forced one)
-      -y                    overwrite output files that exist
+      -y                    overwrite output files that exist (and write through a link
+                            that points to no file yet). Two options never write one file:
+                            names that are the same file, by a link too, are refused
       -n                    never overwrite: refuse if an output file exists (also the
                             default without -y: livemux does not ask)
     """
@@ -238,12 +243,12 @@ struct OutputOptions {
         }
         try checkFiles(inputs: inputs)
         outputs.overwriteFiles = overwrite == .always
-        try finishSegments(inputs: inputs)
+        try finishSegments()
     }
 
     /// Makes the segment plan when --segment-time or --segment-size asks for one; the other
     /// segment options alone would do nothing, so they are refused.
-    private mutating func finishSegments(inputs: [String]) throws {
+    private mutating func finishSegments() throws {
         guard segmentPolicy.duration != nil || segmentPolicy.size != nil else {
             guard segmentPolicy == SegmentPolicy(), segmentList == nil else {
                 throw UsageError("the --segment-… options need --segment-time or --segment-size: they say where to cut")
@@ -263,7 +268,7 @@ struct OutputOptions {
                              + " such as -o '\(url.deletingPathExtension().lastPathComponent)-%03d.\(ext)' or -o 'rec-%Y%m%d-%H%M%S.\(ext)'")
         }
         if let list = segmentList {
-            try checkSideFile(list, option: "--segment-list", inputs: inputs, example: "segments.ffconcat")
+            try checkSideFile(list, option: "--segment-list", example: "segments.ffconcat")
             // One list played as one recording: two outputs' segments in it would play each moment twice.
             guard filePaths.count == 1 else {
                 throw UsageError("--segment-list lists one output's segments, but \(filePaths.count) file outputs are cut: keep one file -o, or drop --segment-list")
@@ -274,15 +279,15 @@ struct OutputOptions {
         outputs.segments = SegmentPlan(segmentPolicy, onClosed: { announcer.announce($0) }, onDeletedEarly: { announcer.deletedEarly($0) })
     }
 
-    private func checkFiles(inputs: [String]) throws {
-        let inputs = inputs.map(OutputFiles.canonical)
-        var seen = Set<String>()
+    /// Claims the inputs, then each output file (refused when it is an input or claimed twice),
+    /// and checks it exists only with -y.
+    private mutating func checkFiles(inputs: [String]) throws {
+        for input in inputs { try claims.claim(input, option: nil) }
+        let segmented = segmentPolicy.duration != nil || segmentPolicy.size != nil
         for o in outputs.destinations {
             guard case .file(let path) = o.destination else { continue }
-            let key = OutputFiles.canonical(path)
-            if inputs.contains(key) { throw UsageError("-o \(path) is also the input: writing over it would destroy it; choose another file") }
-            if !seen.insert(key).inserted { throw UsageError("two outputs write to \(path): give each -o its own file") }
-            if segmentPolicy.duration != nil || segmentPolicy.size != nil {
+            try claims.claim(path, option: "-o", segmented: segmented && SegmentName(path).isNumbered)
+            if segmented {
                 try OutputFiles.checkSegments(path, from: segmentPolicy.startNumber, overwrite, example: "out.\(o.format.rawValue)")
             } else {
                 try OutputFiles.check(path, overwrite, example: "out.\(o.format.rawValue)")
@@ -296,8 +301,8 @@ struct OutputOptions {
     }
 
     /// Checks a file another option writes (`--stats FILE`) by the output rules, after `finish`:
-    /// not an input, not an output, refused if it exists unless -y.
-    func checkSideFile(_ path: String, option: String, inputs: [String], example: String) throws {
-        try OutputFiles.checkSideFile(path, option: option, overwrite, inputs: inputs, others: filePaths, example: example)
+    /// not an input, not a file another option writes, refused if it exists unless -y.
+    mutating func checkSideFile(_ path: String, option: String, example: String) throws {
+        try OutputFiles.checkSideFile(path, option: option, overwrite, claims: &claims, example: example)
     }
 }

@@ -65,7 +65,10 @@ struct RecordCommand {
 
     OUTPUT
     \(OutputOptions.help)
-      -t SECONDS            stop after this much media (default: until SIGINT or SIGTERM)
+      -t SECONDS            stop after this much media (default: until SIGINT or SIGTERM),
+                            counted from the first frame captured, not from the start: a
+                            device may take a while to deliver it (two PulseAudio sources
+                            1.2 to 1.9 s), and the run takes that much longer in wall time
 
     DISPLAY
       --stats FILE|-        write one JSON object a second (media time, frames in/out/dropped,
@@ -187,7 +190,7 @@ struct RecordCommand {
         let inputFiles = ([c.input].compactMap { $0 } + c.videoSources + c.audioSources).filter { $0.format == nil }.map(\.url)
         try outputs.finish(inputs: inputFiles)
         if let path = cmd.statsPath, path != "-" {
-            try outputs.checkSideFile(path, option: "--stats", inputs: inputFiles, example: "stats.jsonl")
+            try outputs.checkSideFile(path, option: "--stats", example: "stats.jsonl")
         }
         c.outputs = outputs.outputs
         encoding.apply(to: &c.outputs)

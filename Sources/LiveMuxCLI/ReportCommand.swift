@@ -48,7 +48,9 @@ struct ReportCommand {
         }
         cmd.path = files[0]
         if let svg = cmd.svgPath {
-            try OutputFiles.checkSideFile(svg, option: "--svg", cmd.overwrite, inputs: [cmd.path], others: [], example: "timeline.svg")
+            var claims: [ClaimedFile] = []
+            try claims.claim(cmd.path, option: nil)
+            try OutputFiles.checkSideFile(svg, option: "--svg", cmd.overwrite, claims: &claims, example: "timeline.svg")
         }
         return cmd
     }

@@ -12,6 +12,8 @@ struct SourceOptions {
     private var early: [Role: [String: String]] = [:]
     private var gains: [(label: String, gain: Double, option: String)] = []
     private(set) var composition = Composition()
+    /// `--layout` as given: a graph that makes `[vout]` places the sources itself.
+    private var layoutGiven: String?
 
     static let help = """
       --video SPEC          a video source (default: lavfi:testsrc2 at --size and --fps);
@@ -38,7 +40,7 @@ struct SourceOptions {
       --af GRAPH            libavfilter chain before the audio encoder, after the mix
       --filter-complex GRAPH  a graph whose inputs are the sources [v0] [v1] … [a0] …
                             and whose output is [vout] or [aout], in place of the layout or
-                            the mix: '[v0][v1]hstack[vout]'; one per kind
+                            the mix: '[v0][v1]hstack[vout]'; one per kind (not with --layout)
     """
 
     /// Takes `opt` if it is a source option.
@@ -61,7 +63,10 @@ struct SourceOptions {
             }
             gains.append((parts[0], gain, "--volume"))
         case "--mute": gains.append((try reader.value(for: opt), 0, "--mute"))
-        case "--layout": composition.layout = try Values.choice(try reader.value(for: opt), option: opt.name, as: VideoLayout.self)
+        case "--layout":
+            let name = try reader.value(for: opt)
+            composition.layout = try Values.choice(name, option: opt.name, as: VideoLayout.self)
+            layoutGiven = name
         case "--vf": composition.videoFilter = try Self.graph(try reader.value(for: opt), opt.name)
         case "--af": composition.audioFilter = try Self.graph(try reader.value(for: opt), opt.name)
         case "--filter-complex", "-filter_complex":
@@ -136,6 +141,10 @@ struct SourceOptions {
                 throw UsageError("\(g.option) \(g.label): there \(audioCount == 1 ? "is one audio source, a0" : "are \(audioCount) audio sources, a0 to a\(audioCount - 1)")")
             }
             composition.gains[n] = g.gain
+        }
+        if composition.videoGraph != nil, let layout = layoutGiven {
+            throw UsageError("--layout \(layout) and a --filter-complex that makes [vout] cannot both be given: the graph places the sources;"
+                             + " drop --layout, or place them inside the graph (overlay, hstack)")
         }
         if composition.videoGraph != nil, composition.videoFilter != nil {
             throw UsageError("--vf and a --filter-complex that makes [vout] cannot both be given: put the filter inside the graph")

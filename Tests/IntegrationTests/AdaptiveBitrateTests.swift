@@ -23,8 +23,7 @@ final class AdaptiveBitrateTests: TemporaryDirectoryTestCase {
         let p = try ChildProcess.background("python3", [path, String(port), String(upstream), schedule, "--log", "\(directory)/proxy.log"] + extra,
                                directory: directory, name: "proxy")
         // Not a test connection: the proxy would pass it on, and a one-shot listener behind it would end.
-        let deadline = Date().addingTimeInterval(5)
-        while String(decoding: p.stdoutFile, as: UTF8.self).isEmpty && Date() < deadline { usleep(20_000) }
+        waitUntil(deadline: 5) { !String(decoding: p.stdoutFile, as: UTF8.self).isEmpty }
         return p
     }
 

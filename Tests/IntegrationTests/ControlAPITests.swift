@@ -34,6 +34,15 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
 
     func mediaTime(_ port: Int) -> Double { call(port, "GET", "/api").json["media_time_s"] as? Double ?? -1 }
 
+    /// Slack past the media time waited for, in wall seconds: the start, a busy machine.
+    static let mediaWaitSlack = 10.0
+
+    /// Waits until the job has recorded `seconds` of media; a failure if it never does.
+    func waitForMedia(_ port: Int, _ seconds: Double, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertTrue(waitUntil(deadline: seconds + Self.mediaWaitSlack) { mediaTime(port) >= seconds },
+                      "the job reached \(seconds) s of media", file: file, line: line)
+    }
+
     /// a1 (1 kHz) muted 2 s in, a0 (440 Hz) to a quarter 4 s in, a1 back 6 s in: each shows in
     /// the recording from the media time the API reported when it answered, within 0.2 s; both
     /// outputs get the same mix and keep every frame.
@@ -48,7 +57,7 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         for (name, at, path, body) in [("mute", 2.0, "/api/sources/a1", #"{"mute": true}"#),
                                        ("quarter", 4.0, "/api/sources/a0", #"{"volume": 0.25}"#),
                                        ("unmute", 6.0, "/api/sources/a1", #"{"mute": false}"#)] {
-            while mediaTime(port) < at { usleep(20_000) }
+            waitForMedia(port, at)
             let answer = call(port, "PATCH", path, body: body)
             XCTAssertEqual(answer.status, 200, "\(answer.json)")
             changes[name] = mediaTime(port)
@@ -62,14 +71,12 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         }
         let expected = ["a1 mute 1", "a0 volume 0.25", "a1 mute 0"]
         // The dashboard samples the job once a second.
-        let deadline = Date().addingTimeInterval(2.5)
         var page: [String] = []
-        repeat {
+        waitUntil(deadline: 2.5) {
             let reply = Network.get(port: port, "/stats")
             page = said(reply.range(of: "\r\n\r\n").flatMap { try? JSONSerialization.jsonObject(with: Data(reply[$0.upperBound...].utf8)) } as? [String: Any])
-            if page == expected { break }
-            usleep(100_000)
-        } while Date() < deadline
+            return page == expected
+        }
         XCTAssertEqual(page, expected, "/stats")
         XCTAssertEqual(job.wait(), 0, job.stderr)
         let lines = try String(contentsOfFile: stats, encoding: .utf8).split(separator: "\n")
@@ -103,7 +110,7 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         let job = try ServingLivemux(["record", "-q", "-t", "10", "--http", "127.0.0.1:0", "--control-key-file", keyFile,
                                       "--size", "640x360", "--vbitrate", "2M", "-o", a, "-o", b, "--vbitrate", "1M", "-o", c], directory: dir)
         let port = try port(job)
-        while mediaTime(port) < 4 { usleep(20_000) }
+        waitForMedia(port, 4)
         let shared = call(port, "PATCH", "/api/outputs/o0", body: #"{"vbitrate": "500k"}"#)
         XCTAssertEqual(shared.status, 409, "\(shared.json)")
         XCTAssertTrue((shared.json["error"] as? String ?? "").contains("shares its video encode with o2"), "\(shared.json)")
@@ -178,7 +185,9 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         let added = try ctl(["outputs", "add", "\(dir)/b.flv", "--vbitrate", "300k", "--size", "160x120"])
         XCTAssertEqual(added.status, 0, added.stderr)
         XCTAssertEqual((try JSONSerialization.jsonObject(with: added.stdout) as? [String: Any])?["id"] as? String, "o1")
-        usleep(1_500_000)
+        // o1 records a second and a half of media before it is removed.
+        let port = try XCTUnwrap(URLComponents(string: url)?.port)
+        waitForMedia(port, mediaTime(port) + 1.5)
         let removed = try ctl(["outputs", "remove", "o1"])
         XCTAssertEqual(removed.status, 0, removed.stderr)
         let again = try ctl(["outputs", "add", "\(dir)/b.flv"])
@@ -222,7 +231,7 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         let job = try ServingLivemux(["record", "-q", "-t", "10", "--http", "127.0.0.1:0", "--control-key-file", keyFile,
                                       "--size", "640x360", "-o", a, "-o", given], directory: dir)
         let port = try port(job)
-        while mediaTime(port) < 2 { usleep(20_000) }
+        waitForMedia(port, 2)
         let added = mediaTime(port)
         let shared = call(port, "POST", "/api/outputs", body: #"{"output": "\#(b)"}"#)
         XCTAssertEqual(shared.status, 201, "\(shared.json)")
@@ -240,19 +249,18 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         }
         XCTAssertFalse(FileManager.default.fileExists(atPath: "\(dir)/d.flv"), "a refused output creates nothing")
         XCTAssertEqual(FileManager.default.contents(atPath: "\(dir)/theirs.flv"), Data("someone's".utf8), "and changes nothing")
-        while mediaTime(port) < 6 { usleep(20_000) }
+        waitForMedia(port, 6)
         let removed = mediaTime(port)
         XCTAssertEqual(call(port, "DELETE", "/api/outputs/o3").status, 200)
         XCTAssertEqual(call(port, "DELETE", "/api/outputs/o1").status, 200, "given at the start")
         XCTAssertEqual(call(port, "DELETE", "/api/outputs/o1").status, 409, "already ending")
         XCTAssertEqual(call(port, "DELETE", "/api/outputs/o9").status, 404)
-        let deadline = Date().addingTimeInterval(3)
         var state = ""
-        repeat {
+        waitUntil(deadline: 3) {
             let outputs = call(port, "GET", "/api").json["outputs"] as? [[String: Any]] ?? []
             state = outputs.filter { ["o1", "o3"].contains($0["id"] as? String) }.compactMap { $0["state"] as? String }.joined(separator: " ")
-            usleep(50_000)
-        } while state != "finished finished" && Date() < deadline
+            return state == "finished finished"
+        }
         XCTAssertEqual(state, "finished finished", "the removed outputs are complete")
         XCTAssertEqual(job.wait(), 0, job.stderr)
         let first = try startsClean(a)
@@ -275,11 +283,11 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         let job = try ServingLivemux(["record", "-q", "-t", "6", "--http", "127.0.0.1:0", "--control-key-file", keyFile,
                                       "--size", "320x240", "-o", a], directory: dir)
         let port = try port(job)
-        while mediaTime(port) < 1 { usleep(20_000) }
+        waitForMedia(port, 1)
         XCTAssertEqual(call(port, "POST", "/api/outputs", body: #"{"output": "\#(b)", "vbitrate": "300k"}"#).status, 201)
-        while mediaTime(port) < 2 { usleep(20_000) }
+        waitForMedia(port, 2)
         XCTAssertEqual(call(port, "DELETE", "/api/outputs/o1").status, 200)
-        while mediaTime(port) < 3 { usleep(20_000) }
+        waitForMedia(port, 3)
         XCTAssertEqual(call(port, "POST", "/api/outputs", body: #"{"output": "\#(c)", "vbitrate": "300k"}"#).status, 201)
         XCTAssertEqual(job.wait(), 0, job.stderr)
         let later = try startsClean(c)
@@ -299,11 +307,11 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         let job = try ServingLivemux(["record", "-q", "-t", "9", "--http", "127.0.0.1:0", "--control-key-file", keyFile,
                                       "--size", "640x360", "-o", file, "-o", "rtmp://127.0.0.1:\(server.port)/live/given"], directory: dir)
         let port = try port(job)
-        while mediaTime(port) < 2 { usleep(20_000) }
+        waitForMedia(port, 2)
         let push = call(port, "POST", "/api/outputs", body: #"{"output": "rtmp://127.0.0.1:\#(server.port)/live/added", "vbitrate": "500k"}"#)
         XCTAssertEqual(push.status, 201, "\(push.json)")
         XCTAssertEqual(push.json["target"] as? String, "rtmp://127.0.0.1:\(server.port)/live/****", "the key is masked")
-        while mediaTime(port) < 6 { usleep(20_000) }
+        waitForMedia(port, 6)
         XCTAssertEqual(call(port, "DELETE", "/api/outputs/o2").status, 200)
         XCTAssertEqual(call(port, "DELETE", "/api/outputs/o1").status, 200)
         XCTAssertEqual(job.wait(), 0, job.stderr)
@@ -330,12 +338,11 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         var answer = (status: 0, json: [String: Any]())
         // Asked once it is connected (409 before: it connects by itself), a second later, since
         // nginx names a recording by the second its publish began.
-        while mediaTime(port) < 1.5 { usleep(20_000) }
-        let deadline = Date().addingTimeInterval(4)
-        repeat {
+        waitForMedia(port, 1.5)
+        waitUntil(deadline: 4) {
             answer = call(port, "POST", "/api/outputs/o1/reconnect")
-            if answer.status != 202 { usleep(100_000) }
-        } while answer.status != 202 && Date() < deadline
+            return answer.status == 202
+        }
         XCTAssertEqual(answer.status, 202, "\(answer.json)")
         XCTAssertEqual(call(port, "POST", "/api/outputs/o0/reconnect").status, 409, "a file has no connection")
         XCTAssertEqual(job.wait(), 0, job.stderr)
@@ -359,12 +366,12 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
                                       "--video", "lavfi:color=c=blue:size=640x360:rate=25", "--video", "lavfi:color=c=red:size=320x180:rate=25",
                                       "-o", file], directory: dir)
         let port = try port(job)
-        while mediaTime(port) < 2 { usleep(20_000) }
+        waitForMedia(port, 2)
         let main = call(port, "PUT", "/api/layout", body: #"{"main": "v1"}"#)
         XCTAssertEqual(main.status, 200, "\(main.json)")
         XCTAssertEqual(call(port, "PUT", "/api/layout", body: #"{"main": "v2"}"#).json["field"] as? String, "main")
         XCTAssertEqual(call(port, "PUT", "/api/layout", body: #"{"layout": "diagonal"}"#).json["field"] as? String, "layout")
-        while mediaTime(port) < 4 { usleep(20_000) }
+        waitForMedia(port, 4)
         XCTAssertEqual(call(port, "PUT", "/api/layout", body: #"{"layout": "side-by-side"}"#).status, 200)
         let layout = call(port, "GET", "/api").json["layout"] as? [String: String]
         XCTAssertEqual(layout, ["layout": "side-by-side", "main": "v1"])
@@ -391,7 +398,7 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
                                       "--audio", "lavfi:sine=frequency=440:sample_rate=48000", "--audio", "lavfi:sine=frequency=1000:sample_rate=48000",
                                       "-o", file], directory: dir)
         let port = try port(job)
-        while mediaTime(port) < 2 { usleep(20_000) }
+        waitForMedia(port, 2)
         let removedAt = mediaTime(port)
         XCTAssertEqual(call(port, "DELETE", "/api/sources/v1").status, 200)
         XCTAssertEqual(call(port, "DELETE", "/api/sources/a1").status, 200)

@@ -40,14 +40,7 @@ final class DashboardControlTests: TemporaryDirectoryTestCase {
     }
 
     /// Polls until `condition` holds (false after `settle` seconds).
-    func eventually(_ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(Self.settle)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(50_000)
-        }
-        return condition()
-    }
+    func eventually(_ condition: () -> Bool) -> Bool { waitUntil(deadline: Self.settle, condition: condition) }
 
     func testTheControlsMuteAndTurnDownSourcesOfTheRecording() throws {
         let out = "\(dir)/r.flv"
@@ -58,7 +51,7 @@ final class DashboardControlTests: TemporaryDirectoryTestCase {
         let port = try XCTUnwrap(URLComponents(string: page)?.port)
         XCTAssertEqual(job.printed("control at "), page + "#control=****", "the control link, its key masked")
         XCTAssertFalse(job.stderr.contains(key), "the key is never printed")
-        while mediaTime(port) < 1.5 { usleep(50_000) }
+        waitForMediaTime(port, 1.5)
         let before = mediaTime(port)
 
         let mute = #"[data-control="mute-a1"]"#, message = #"[data-control="message"]"#
@@ -93,7 +86,7 @@ final class DashboardControlTests: TemporaryDirectoryTestCase {
         XCTAssertEqual((entry("o0", of: "outputs", port)["settings"] as? [String: Any])?["vbitrate"] as? Int, 400_000)
 
         // Three seconds more of the recording after the clicks, then the tones in the file.
-        while mediaTime(port) < clicked + 3 { usleep(50_000) }
+        waitForMediaTime(port, clicked + 3)
         let end = mediaTime(port)
         job.stop()
         XCTAssertEqual(job.wait(), 0, job.stderr)
@@ -119,7 +112,7 @@ final class DashboardControlTests: TemporaryDirectoryTestCase {
                                       "--size", "320x240", "--segment-time", "100", "-o", "\(dir)/seg-%03d.flv"], directory: dir)
         let page = try XCTUnwrap(job.dashboardURL(), job.stderr)
         let port = try XCTUnwrap(URLComponents(string: page)?.port)
-        while mediaTime(port) < 1 { usleep(50_000) }
+        waitForMediaTime(port, 1)
         let next = "\(dir)/seg-001.flv"
         XCTAssertFalse(FileManager.default.fileExists(atPath: next))
         let browser = try Browser.open(page + "#control=" + key, [
@@ -139,8 +132,10 @@ final class DashboardControlTests: TemporaryDirectoryTestCase {
     /// How much of the recording to wait for after a change before the next step (s of media time).
     static let shown = 2.0
 
-    func waitForMediaTime(_ port: Int, _ time: Double) {
-        while mediaTime(port) < time { usleep(50_000) }
+    /// Waits until the job has recorded `time` of media (a failure if it never does, within
+    /// `settle` seconds past it).
+    func waitForMediaTime(_ port: Int, _ time: Double, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertTrue(waitUntil(deadline: time + Self.settle) { mediaTime(port) >= time }, "the job reached \(time) s of media", file: file, line: line)
     }
 
     static func isRed(_ p: (r: Int, g: Int, b: Int)) -> Bool { p.r > 200 && p.b < 60 }

@@ -20,6 +20,12 @@ final class DashboardTests: TemporaryDirectoryTestCase {
         body(reply).split(separator: "\n").filter { $0.hasPrefix("data: ") }.map { String($0.dropFirst(6)) }
     }
 
+    /// The media time `/stats` says, -1 before it answers.
+    private func mediaTime(_ port: Int) -> Double {
+        let reply = Network.get(port: port, "/stats")
+        return (try? JSONSerialization.jsonObject(with: Data(body(reply).utf8)) as? [String: Any])?["media_time_s"] as? Double ?? -1
+    }
+
     private func object(_ line: String) throws -> [String: Any] {
         try XCTUnwrap(JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "a JSON object: \(line)")
     }
@@ -34,8 +40,14 @@ final class DashboardTests: TemporaryDirectoryTestCase {
         XCTAssertGreaterThanOrEqual(viewer, 0)
         defer { close(viewer) }
         _ = Array("GET /live.flv HTTP/1.1\r\nHost: x\r\n\r\n".utf8).withUnsafeBytes { send(viewer, $0.baseAddress, $0.count, 0) }
-        usleep(1_500_000)
-        let stats = Network.get(port: port, "/stats")
+        // Until the viewer is counted and two seconds are plotted.
+        var stats = "", history: [[String: Any]] = []
+        waitUntil(deadline: 4) {
+            stats = Network.get(port: port, "/stats")
+            let viewers = (try? JSONSerialization.jsonObject(with: Data(body(stats).utf8)) as? [String: Any])?["viewers"] as? [String: Any]
+            history = (try? JSONSerialization.jsonObject(with: Data(body(Network.get(port: port, "/history")).utf8))) as? [[String: Any]] ?? []
+            return viewers?["count"] as? Int == 1 && history.count >= 2
+        }
         XCTAssertTrue(stats.hasPrefix("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"), stats)
         let statsLine = body(stats).trimmingCharacters(in: .newlines)
         let viewers = try XCTUnwrap(try object(statsLine)["viewers"] as? [String: Any], statsLine)
@@ -43,7 +55,6 @@ final class DashboardTests: TemporaryDirectoryTestCase {
         XCTAssertEqual((viewers["streams"] as? [String: Int])?["/live.flv"], 1, statsLine)
 
         // The plotted fields of each second so far, oldest first.
-        let history = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(body(Network.get(port: port, "/history")).utf8)) as? [[String: Any]])
         let historyTimes = history.compactMap { $0["media_time_s"] as? Double }
         XCTAssertEqual(historyTimes.count, history.count)
         XCTAssertGreaterThanOrEqual(history.count, 2, "\(history)")
@@ -74,8 +85,11 @@ final class DashboardTests: TemporaryDirectoryTestCase {
         let out = "\(dir)/r.flv"
         let record = try ServingLivemux(["record", "--http", "\(port)", "-t", "6", "--size", "160x120", "-o", out], directory: dir)
         XCTAssertEqual(record.dashboardURL(), "http://127.0.0.1:\(port)/", record.stderr)
-        usleep(UInt32(1_200_000 * Tools.slowdown))
-        let stats = Network.get(port: port, "/stats")
+        var stats = ""
+        waitUntil(deadline: 4) {
+            stats = Network.get(port: port, "/stats")
+            return (try? JSONSerialization.jsonObject(with: Data(body(stats).utf8)) as? [String: Any])?["media_time_s"] as? Double ?? 0 > 0
+        }
         XCTAssertTrue(stats.hasPrefix("HTTP/1.1 200 OK"), stats)
         let object = try object(body(stats).trimmingCharacters(in: .newlines))
         XCTAssertGreaterThan(object["media_time_s"] as? Double ?? 0, 0, stats)
@@ -97,7 +111,7 @@ final class DashboardTests: TemporaryDirectoryTestCase {
         let serve = try ServingLivemux(["serve", "--listen", "127.0.0.1:0", "-t", "4",
                                         "--video", "lavfi:smptebars=size=640x360:rate=30"], directory: dir)
         let port = try port(of: try XCTUnwrap(serve.dashboardURL(), serve.stderr))
-        usleep(500_000)
+        XCTAssertTrue(waitUntil(deadline: 3) { mediaTime(port) > 0 }, "the job runs")
         XCTAssertFalse(threadNames(serve.pid).contains { $0.hasPrefix("livemux-snap") }, "no snapshot thread before one is asked for")
         for (query, width, height) in [("", 640, 360), ("?width=320", 320, 180)] {
             let jpeg = "\(dir)/snap\(width).jpg"
@@ -128,18 +142,19 @@ final class DashboardTests: TemporaryDirectoryTestCase {
     func testSnapshotIsMadeAtMostOnceASecond() throws {
         let serve = try ServingLivemux(["serve", "--listen", "127.0.0.1:0", "-t", "4", "--size", "320x240"], directory: dir)
         let port = try port(of: try XCTUnwrap(serve.dashboardURL(), serve.stderr))
-        usleep(500_000)
+        XCTAssertTrue(waitUntil(deadline: 3) { mediaTime(port) > 0 }, "the job runs")
         func fetch(_ name: String) throws -> Data {
             let path = "\(dir)/\(name).jpg"
             let r = try Tools.run("curl", ["-s", "-o", path, "-w", "%{http_code}", "http://127.0.0.1:\(port)/snapshot.jpg"])
             XCTAssertEqual(r.stdoutText, "200")
             return try Data(contentsOf: URL(fileURLWithPath: path))
         }
+        let asked = Date()
         let first = try fetch("a"), again = try fetch("b")
-        usleep(1_200_000)
-        let later = try fetch("c")
         XCTAssertEqual(first, again, "the same picture within the second")
-        XCTAssertNotEqual(first, later, "testsrc2 moves: a new picture after the second")
+        // testsrc2 moves: a new picture once the second is over, and not before.
+        XCTAssertTrue(try waitUntil(deadline: 2.5) { try fetch("c") != first }, "a new picture after the second")
+        XCTAssertGreaterThanOrEqual(Date().timeIntervalSince(asked), 0.9, "not within the second")
         XCTAssertEqual(serve.wait(), 0, serve.stderr)
     }
 

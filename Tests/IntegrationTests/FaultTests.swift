@@ -12,9 +12,9 @@ final class FaultTests: TemporaryDirectoryTestCase {
             let path = "\(dir)/killed.\(format)"
             var seen: (video: Int, audio: Int)?
             _ = try Tools.livemux(["record", "-q", "--size", "320x240", "-o", path], timeout: 60) { process in
-                let deadline = Date().addingTimeInterval(30)
-                while seen == nil && Date() < deadline {
-                    if let n = Self.packetsSoFar(path), n.video >= 30, n.audio >= 50 { seen = n } else { usleep(100_000) }
+                waitUntil(deadline: 30) {
+                    if let n = Self.packetsSoFar(path), n.video >= 30, n.audio >= 50 { seen = n }
+                    return seen != nil
                 }
                 process.signal(SIGKILL)
             }

@@ -148,8 +148,7 @@ final class HEVCFLVTests: TemporaryDirectoryTestCase {
         let fetch = "import shutil, sys, urllib.request; shutil.copyfileobj(urllib.request.urlopen(sys.argv[1]), open(sys.argv[2], 'wb'))"
         let r = try Tools.livemux(["serve", "-q", "--listen", "127.0.0.1:\(port)", "--vcodec", "hevc", "--size", "320x240", "--gop", "1",
                                    "-t", "3"], timeout: 30) { _ in
-            let deadline = Date().addingTimeInterval(5)
-            while !Network.canConnect(port: port) && Date() < deadline { usleep(20_000) }
+            waitUntil(deadline: 5) { Network.canConnect(port: port) }
             usleep(1_300_000)
             viewer = try? ChildProcess.background("python3", ["-c", fetch, "http://127.0.0.1:\(port)/live.flv", "\(self.dir)/viewer.flv"],
                                      directory: self.dir, name: "viewer")

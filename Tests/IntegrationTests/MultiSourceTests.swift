@@ -152,6 +152,48 @@ final class MultiSourceTests: TemporaryDirectoryTestCase {
         }
     }
 
+    /// Issue 42, item 8: `--layout` with a graph that makes `[vout]` was ignored without a word.
+    func testLayoutWithAFilterComplexPictureIsRefused() throws {
+        let path = "\(dir)/out.flv"
+        let tall = "lavfi:color=c=blue:size=320x360:rate=30"
+        let r = try Tools.livemux(["record", "--no-realtime", "-t", "1", "--video", Self.red, "--video", tall,
+                                   "--layout", "side-by-side", "--filter-complex", "[v0][v1]hstack[vout]", "-o", path])
+        XCTAssertEqual(r.status, 64, r.stderr)
+        XCTAssertEqual(r.stderr, "error: --layout side-by-side and a --filter-complex that makes [vout] cannot both be given:"
+                       + " the graph places the sources; drop --layout, or place them inside the graph (overlay, hstack)\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path), "nothing created")
+    }
+
+    /// Issue 42, item 8: `--vf scale=641:361` lost a column and a row without a word; one warning
+    /// names the size encoded.
+    func testAnOddSizeFromTheVideoFilterIsWarnedOnce() throws {
+        let path = "\(dir)/out.flv"
+        let r = try Tools.livemux(["record", "--no-realtime", "-t", "1", "--video", Self.red, "--vf", "scale=641:361", "-o", path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let warnings = r.stderr.split(separator: "\n").filter { $0.hasPrefix("warning: ") }
+        XCTAssertEqual(warnings, ["warning: --vf makes 641x361 pictures, and the encoder takes even sizes only: it encodes 640x360,"
+                                  + " a column and a row less (make the graph's size even, or give --size)"], r.stderr)
+        let stream = try XCTUnwrap(try Tools.probe(path).streams.first { $0.codec_type == "video" })
+        XCTAssertEqual([stream.width, stream.height], [640, 360])
+    }
+
+    /// Issue 42, item 8: a file in the picture-in-picture that ends froze on its last frame
+    /// without a word; it is said once, and the recording goes on to its end.
+    func testAPictureInPictureSourceThatEndsIsSaidOnce() throws {
+        let path = "\(dir)/out.flv"
+        let ending = "lavfi:color=c=blue:size=320x240:rate=25:duration=1"
+        let r = try Tools.livemux(["record", "--no-realtime", "-t", "3", "--video", Self.red, "--video", ending, "-o", path])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let warnings = r.stderr.split(separator: "\n").filter { $0.hasPrefix("warning: ") }
+        XCTAssertEqual(warnings, ["warning: v1 ended; its picture stays on its last frame while the recording goes on"], r.stderr)
+        let duration = try XCTUnwrap(Double(try Tools.probe(path).format.duration ?? ""))
+        XCTAssertEqual(duration, 3, accuracy: 0.1)
+        // Two sources that run to the recording's end say nothing.
+        let both = try Tools.livemux(["record", "--no-realtime", "-t", "2", "--video", Self.red, "--video", Self.blue, "-y", "-o", path])
+        XCTAssertEqual(both.status, 0, both.stderr)
+        XCTAssertFalse(both.stderr.contains("warning: "), both.stderr)
+    }
+
     /// An input carrying both streams and one more audio source: the mix keeps the input's own
     /// timing exact (every beep within 1 ms of its flash, as with one source).
     func testInputPlusAnAudioSourceKeepsSync() throws {

@@ -79,7 +79,7 @@ final class MuxOutputsTests: TemporaryDirectoryTestCase {
 
     func testOutputMistakesAreUsageErrors() throws {
         for (args, message) in [
-            (["-o", "\(dir)/x.flv", "-o", "\(dir)/x.flv"], "two outputs write to"),
+            (["-o", "\(dir)/x.flv", "-o", "\(dir)/x.flv"], "name the same file: give each -o its own file"),
             (["-f", "flv", "-o", clip], "is also the input"),
             (["-f", "asf", "-o", "rtmp://127.0.0.1:1/live/k"], "RTMP carries FLV only"),
             (["-o", "-", "-o", "-"], "stdout can take only one output"),

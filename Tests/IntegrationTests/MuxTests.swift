@@ -162,6 +162,32 @@ final class MuxTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(try frameHashes(out, stream: "a"), try frameHashes("\(dir)/a.aac", stream: "a"))
     }
 
+    /// Issue 42, item 11: docs/library.md showed `.package(path: "../livemux")`, which names the
+    /// package by its directory, so `package: "LiveMux"` was not found in a directory of another
+    /// name. The doc's own manifest (its first Swift block that imports PackageDescription) is
+    /// built here, its path pointed at a copy of LiveMux in a directory named otherwise.
+    func testLibraryDocManifestBuildsFromADirectoryWithAnotherName() throws {
+        let doc = try String(contentsOf: Tools.packageRoot.appendingPathComponent("docs/library.md"), encoding: .utf8)
+        let blocks = doc.components(separatedBy: "```swift\n").dropFirst().compactMap { $0.components(separatedBy: "```").first }
+        let manifest = try XCTUnwrap(blocks.first { $0.contains("import PackageDescription") }, "docs/library.md shows a Package.swift")
+        let documentedPath = "\"../livemux\""
+        XCTAssertTrue(manifest.contains(documentedPath), manifest)
+        // Sources, tests and manifest: what SwiftPM reads of a package; the name is not livemux.
+        let copy = "\(dir)/media-kit", app = "\(dir)/MyApp"
+        try FileManager.default.createDirectory(atPath: copy, withIntermediateDirectories: false)
+        for part in ["Package.swift", "Sources", "Tests"] {
+            try FileManager.default.copyItem(atPath: Tools.packageRoot.appendingPathComponent(part).path, toPath: "\(copy)/\(part)")
+        }
+        try FileManager.default.createDirectory(atPath: "\(app)/Sources/MyApp", withIntermediateDirectories: true)
+        try manifest.replacingOccurrences(of: documentedPath, with: "\"../media-kit\"")
+            .write(toFile: "\(app)/Package.swift", atomically: true, encoding: .utf8)
+        try "import LiveMux\nprint(ContainerFormat.flv.rawValue)\n".write(toFile: "\(app)/Sources/MyApp/main.swift", atomically: true, encoding: .utf8)
+        let build = try Tools.run("/usr/bin/env", ["swift", "build", "--package-path", app, "--scratch-path", "\(dir)/app-build"], timeout: 900)
+        XCTAssertEqual(build.status, 0, build.stderr + build.stdoutText)
+        let r = try Tools.run("\(dir)/app-build/debug/MyApp", [])
+        XCTAssertEqual(r.stdoutText, "flv\n", r.stderr)
+    }
+
     /// A reader that closes stdout early stops the mux with one clear line and exit 1.
     func testClosedStdoutStopsTheMux() throws {
         // Far more than a pipe holds (64 KiB), so the mux is still writing when `head` exits:

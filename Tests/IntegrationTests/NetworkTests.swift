@@ -154,8 +154,7 @@ final class NetworkTests: TemporaryDirectoryTestCase {
                 except socket.timeout: pass
             """], directory: dir, name: "sink")
         defer { sink.end(signal: SIGKILL) }
-        let deadline = Date().addingTimeInterval(5)
-        while !Network.canConnect(port: port) && Date() < deadline { usleep(50_000) }
+        waitUntil(deadline: 5) { Network.canConnect(port: port) }
         let file = "\(dir)/rec.flv"
         let r = try Tools.livemux(["record", "--size", "640x360", "--vbitrate", "4M", "-t", "8", "--output-queue", "32",
                                    "-o", file, "-f", "flv", "-o", "tcp://127.0.0.1:\(port)"], timeout: 40)
@@ -200,8 +199,7 @@ final class NetworkTests: TemporaryDirectoryTestCase {
         let seconds = 5.0
         let r = try Tools.livemux(["serve", "--listen", "127.0.0.1:\(port)", "--size", "320x240", "--vbitrate", "3M",
                                    "--output-queue", "64", "-t", String(seconds), "-o", "\(dir)/rec.asf"], timeout: 40) { _ in
-            let deadline = Date().addingTimeInterval(5)
-            while !Network.canConnect(port: port) && Date() < deadline { usleep(20_000) }
+            waitUntil(deadline: 5) { Network.canConnect(port: port) }
             // A viewer that asks and then never reads.
             stalled = Network.connect(port: port)
             _ = Array("GET /live.flv HTTP/1.1\r\nHost: x\r\n\r\n".utf8).withUnsafeBytes { send(stalled, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }

@@ -27,8 +27,7 @@ final class RepairTests: TemporaryDirectoryTestCase {
         let recorder = try ChildProcess.background(Tools.livemux, ["record", "-q", "-o", path], directory: dir, name: "rec-\(number)")
         defer { recorder.end(signal: SIGKILL) }
         // Waits on the file, not the clock: the recorder's start takes longer on a loaded machine.
-        let deadline = Date().addingTimeInterval(30 * Tools.slowdown)
-        while fileSize(path) < Self.firstMediaBytes && recorder.isRunning && Date() < deadline { usleep(10_000) }
+        waitUntil(deadline: 30) { fileSize(path) >= Self.firstMediaBytes || !recorder.isRunning }
         XCTAssertGreaterThanOrEqual(fileSize(path), Self.firstMediaBytes, "\(what): no media written; \(recorder.stderrFile)")
         let started = Date()
         usleep(useconds_t(moment * 1_000_000))

@@ -222,9 +222,8 @@ final class SegmentTests: TemporaryDirectoryTestCase {
                                                                "--segment-time", "1", "-o", "\(dir)/k-%d.asf"],
                                                 directory: dir, name: "kill")
         // Until the open segment has had a write past its header (the sink gathers 64 KiB).
-        let deadline = Date().addingTimeInterval(20)
         func size(_ path: String) -> Int { (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0 }
-        while size("\(dir)/k-2.asf") < 70_000 && Date() < deadline { usleep(20_000) }
+        waitUntil(deadline: 20) { size("\(dir)/k-2.asf") >= 70_000 }
         XCTAssertEqual(child.end(signal: SIGKILL), SIGKILL)
         for i in 0..<2 {
             XCTAssertEqual(try XCTUnwrap(try Tools.probe("\(dir)/k-\(i).asf").format.seconds), 1, accuracy: 0.03)

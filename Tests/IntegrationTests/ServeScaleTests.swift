@@ -38,7 +38,7 @@ final class ServeScaleTests: TemporaryDirectoryTestCase {
         let (serve, port) = try serve(["-t", "\(seconds)", "--size", "640x360", "--vbitrate", "500k", "-o", "\(dir)/rec.asf"])
         let swarm = ViewerSwarm(port: port, path: "/live.flv", count: 300, keep: [0, 150, 299])
         XCTAssertEqual(swarm.connected, 300)
-        usleep(2_500_000)
+        waitUntil(deadline: 4) { (try? viewerCounts(port: port))?["/live.flv"] == 300 }
         XCTAssertEqual(try viewerCounts(port: port)["/live.flv"], 300, "all 300 are served at once")
         let bytes = swarm.wait(timeout: Double(seconds) + 15).sorted()
         XCTAssertEqual(serve.wait(), 0, serve.stderr)
@@ -73,9 +73,9 @@ final class ServeScaleTests: TemporaryDirectoryTestCase {
         defer { close(stalled) }
         _ = Array("GET /live.flv HTTP/1.1\r\n\r\n".utf8).withUnsafeBytes { send(stalled, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         let swarm = ViewerSwarm(port: port, path: "/live.flv", count: 20, keep: Set(0..<20))
-        usleep(1_000_000)
+        waitUntil(deadline: 2) { (try? viewerCounts(port: port))?["/live.flv"] == 21 }
         XCTAssertEqual(try viewerCounts(port: port)["/live.flv"], 21, "the stalled viewer is served at first")
-        usleep(3_500_000)
+        waitUntil(deadline: 4.5) { (try? viewerCounts(port: port))?["/live.flv"] == 20 }
         XCTAssertEqual(try viewerCounts(port: port)["/live.flv"], 20, "then cut off: its backlog is bounded")
         _ = swarm.wait(timeout: 15)
         XCTAssertEqual(serve.wait(), 0, serve.stderr)
@@ -128,12 +128,15 @@ final class ServeScaleTests: TemporaryDirectoryTestCase {
         XCTAssertTrue(Network.get(port: port, "/").hasPrefix("HTTP/1.1 200"), "the server answers after the burst")
 
         // The server closes every idle connection within its 5 s request limit (and a little).
-        while Date().timeIntervalSince(idleSince) < 6.5 { usleep(100_000) }
         var buffer = [UInt8](repeating: 0, count: 512)
-        let open = idle.filter { fd in
-            let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if n > 0 { return buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) } < 0 && errno == EAGAIN }
-            return n < 0 && errno == EAGAIN
+        var open = idle
+        waitUntil(deadline: 6.5 - Date().timeIntervalSince(idleSince)) {
+            open = open.filter { fd in
+                let n = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
+                if n > 0 { return buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) } < 0 && errno == EAGAIN }
+                return n < 0 && errno == EAGAIN
+            }
+            return open.isEmpty
         }
         XCTAssertEqual(open.count, 0, "idle connections are closed by the server")
 
@@ -154,7 +157,7 @@ final class ServeScaleTests: TemporaryDirectoryTestCase {
         XCTAssertTrue(head.hasSuffix("\r\n\r\n"), "HEAD: the head only: \(head.debugDescription)")
 
         let swarm = ViewerSwarm(port: port, path: "/live.flv", count: 2)
-        usleep(500_000)
+        waitUntil(deadline: 2) { (try? viewerCounts(port: port))?["/live.flv"] == 2 }
         let full = Network.get(port: port, "/live.asf")
         XCTAssertTrue(full.hasPrefix("HTTP/1.1 503"), full)
         XCTAssertTrue(full.contains("at most 2 (--max-viewers)"), full)

@@ -50,7 +50,7 @@ final class SideFileTests: TemporaryDirectoryTestCase {
         let refused: [(args: [String], error: String)] = [
             (["-o", fresh, "--stats", recording], "error: \(recording) exists (add -y to overwrite)"),
             (["-n", "-o", fresh, "--stats", recording], "error: \(recording) exists (-n: not overwriting)"),
-            (["-o", recording, "-y", "--stats", recording], "error: --stats \(recording) is also an output: give --stats a file of its own"),
+            (["-o", recording, "-y", "--stats", recording], "error: -o \(recording) and --stats \(recording) name the same file: give --stats a file of its own"),
             (["--input", recording, "-o", fresh, "--stats", recording, "-y"],
              "error: --stats \(recording) is also the input: writing it would destroy the input; choose another file"),
             (["-o", fresh, "--stats", dir], "error: --stats \(dir) is a directory: give a file name such as \(dir)/stats.jsonl"),
@@ -71,6 +71,85 @@ final class SideFileTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(r.status, 0, r.stderr)
         let last = try XCTUnwrap(String(decoding: try XCTUnwrap(contents(stats)), as: UTF8.self).split(separator: "\n").last)
         XCTAssertTrue(last.contains("\"final\":true"), String(last))
+    }
+
+    /// What a directory holds: every name, with what a link points to or a file's bytes.
+    func snapshot(_ directory: String) throws -> [String: String] {
+        var entries: [String: String] = [:]
+        for name in try FileManager.default.contentsOfDirectory(atPath: directory) {
+            let path = "\(directory)/\(name)"
+            if let target = try? FileManager.default.destinationOfSymbolicLink(atPath: path) {
+                entries[name] = "link to \(target)"
+            } else {
+                entries[name] = contents(path).map { "\($0.count) bytes, \($0.hashValue)" } ?? "unreadable"
+            }
+        }
+        return entries
+    }
+
+    /// Issue 42, item 5: `--segment-list l.txt --stats l.txt` created both files before the second
+    /// was refused, and a duplicate output through a dangling link exited 1 leaving an empty file.
+    /// Every way two options can name one file (one spelling or another, a symbolic link, a
+    /// dangling one, a hard link, a segment's name) is refused with one usage `error:` line naming
+    /// both options and the fix, and the directory is left exactly as it was.
+    func testEveryNameCollisionIsRefusedBeforeAnythingIsCreated() throws {
+        let segmented = ["--segment-time", "1"]
+        // Each case gets its own directory, made by `prepare`; `error` is the whole error line.
+        let cases: [(name: String, prepare: (String) throws -> Void, args: (String) -> [String], error: (String) -> String)] = [
+            ("two spellings of one output", { _ in }, { d in ["-o", "\(d)/a.flv", "-o", "\(d)/./a.flv"] },
+             { d in "-o \(d)/a.flv and -o \(d)/./a.flv name the same file: give each -o its own file" }),
+            ("--segment-list and --stats", { _ in }, { d in segmented + ["-o", "\(d)/seg%03d.flv", "--segment-list", "\(d)/l.txt", "--stats", "\(d)/l.txt"] },
+             { d in "--segment-list \(d)/l.txt and --stats \(d)/l.txt name the same file: give --stats a file of its own" }),
+            ("--stats through a dangling link to the output",
+             { d in try FileManager.default.createSymbolicLink(atPath: "\(d)/s.jsonl", withDestinationPath: "a.flv") },
+             { d in ["-y", "-o", "\(d)/a.flv", "--stats", "\(d)/s.jsonl"] },
+             { d in "-o \(d)/a.flv and --stats \(d)/s.jsonl name the same file: give --stats a file of its own" }),
+            ("two outputs, one a dangling link to the other",
+             { d in try FileManager.default.createSymbolicLink(atPath: "\(d)/link.flv", withDestinationPath: "\(d)/target.flv") },
+             { d in ["-y", "-o", "\(d)/link.flv", "-o", "\(d)/target.flv"] },
+             { d in "-o \(d)/link.flv and -o \(d)/target.flv name the same file: give each -o its own file" }),
+            ("--stats a hard link to the output",
+             { d in
+                 try "old".write(toFile: "\(d)/a.flv", atomically: false, encoding: .utf8)
+                 try FileManager.default.linkItem(atPath: "\(d)/a.flv", toPath: "\(d)/hard.jsonl")
+             },
+             { d in ["-y", "-o", "\(d)/a.flv", "--stats", "\(d)/hard.jsonl"] },
+             { d in "-o \(d)/a.flv and --stats \(d)/hard.jsonl name the same file: give --stats a file of its own" }),
+            ("--segment-list through a link to --stats",
+             { d in try FileManager.default.createSymbolicLink(atPath: "\(d)/list", withDestinationPath: "s.jsonl") },
+             { d in segmented + ["-y", "-o", "\(d)/seg%03d.flv", "--segment-list", "\(d)/list", "--stats", "\(d)/s.jsonl"] },
+             { d in "--segment-list \(d)/list and --stats \(d)/s.jsonl name the same file: give --stats a file of its own" }),
+            ("--stats named as a segment", { _ in }, { d in segmented + ["-o", "\(d)/seg%03d.flv", "--stats", "\(d)/seg001.flv"] },
+             { d in "--stats \(d)/seg001.flv is the name of a segment -o '\(d)/seg%03d.flv' writes: give --stats a file of its own" }),
+            ("an output that is a hard link to the input",
+             { d in
+                 try "media".write(toFile: "\(d)/in.flv", atomically: false, encoding: .utf8)
+                 try FileManager.default.linkItem(atPath: "\(d)/in.flv", toPath: "\(d)/out.flv")
+             },
+             { d in ["--input", "\(d)/in.flv", "-y", "-o", "\(d)/out.flv"] },
+             { d in "-o \(d)/out.flv is also the input: writing it would destroy the input; choose another file" }),
+            ("an output through a dangling link, without -y",
+             { d in try FileManager.default.createSymbolicLink(atPath: "\(d)/link.flv", withDestinationPath: "\(d)/nowhere.flv") },
+             { d in ["-o", "\(d)/link.flv"] },
+             { d in "-o \(d)/link.flv is a link to \(d)/nowhere.flv, where no file is yet: add -y to create it through the link, or give another name" }),
+        ]
+        for (index, c) in cases.enumerated() {
+            let d = "\(dir)/case\(index)"
+            try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: false)
+            try c.prepare(d)
+            let before = try snapshot(d)
+            let r = try Tools.livemux(["record"] + short + c.args(d), timeout: 30)
+            XCTAssertEqual(r.status, 64, "\(c.name): \(r.stderr)")
+            XCTAssertEqual(r.stderr, "error: \(c.error(d))\n", c.name)
+            XCTAssertEqual(try snapshot(d), before, "\(c.name): nothing created or changed")
+        }
+        // With -y, a dangling link is written through: the file it names is created.
+        let d = "\(dir)/through"
+        try FileManager.default.createDirectory(atPath: d, withIntermediateDirectories: false)
+        try FileManager.default.createSymbolicLink(atPath: "\(d)/link.flv", withDestinationPath: "made.flv")
+        let r = try Tools.livemux(["record"] + short + ["-y", "-o", "\(d)/link.flv"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertGreaterThan(contents("\(d)/made.flv")?.count ?? 0, 0, "the link's target holds the recording")
     }
 
     func testReportSVGFollowsTheOutputRules() throws {

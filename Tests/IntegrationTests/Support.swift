@@ -132,3 +132,19 @@ struct Probe: Decodable {
 
     func stream(_ type: String) -> Stream? { streams.first { $0.codec_type == type } }
 }
+
+/// How often `waitUntil` asks its condition again.
+let waitPollInterval = 0.05
+
+/// Asks `condition` until it holds or `deadline` seconds (scaled by `Tools.slowdown` under a
+/// sanitizer) have passed; whether it held. In place of a sleep and then an assertion: a test
+/// waits only as long as the program takes, and a slow machine gets the whole deadline.
+@discardableResult
+func waitUntil(deadline seconds: Double, condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(seconds * Tools.slowdown)
+    while Date() < deadline {
+        if try condition() { return true }
+        usleep(UInt32(waitPollInterval * 1_000_000))
+    }
+    return try condition()
+}

@@ -28,12 +28,11 @@ final class SourceOptionsTests: XCTestCase {
 
     func testGainsLayoutAndGraphs() throws {
         let c = try RecordCommand.parse(["--audio", "pulse:mic", "--audio", "pulse:desk.monitor", "--volume", "a1=-6dB",
-                                         "--mute", "a0", "--layout", "pip-top-left",
-                                         "--filter-complex", "[v0]hflip[vout]", "-o", "a.flv"]).configuration
+                                         "--mute", "a0", "--filter-complex", "[v0]hflip[vout]", "-o", "a.flv"]).configuration
         XCTAssertEqual(c.composition.gains[1]!, 0.501, accuracy: 0.001)
         XCTAssertEqual(c.composition.gains[0], 0)
-        XCTAssertEqual(c.composition.layout, .pipTopLeft)
         XCTAssertEqual(c.composition.videoGraph, "[v0]hflip[vout]")
+        XCTAssertEqual(try RecordCommand.parse(["--layout", "pip-top-left", "-o", "a.flv"]).configuration.composition.layout, .pipTopLeft)
         XCTAssertNil(c.composition.audioGraph)
         let filters = try RecordCommand.parse(["--vf", "hflip", "--af", "volume=2", "-o", "a.flv"]).configuration.composition
         XCTAssertEqual([filters.videoFilter, filters.audioFilter], ["hflip", "volume=2"])
@@ -48,6 +47,7 @@ final class SourceOptionsTests: XCTestCase {
             ["--volume", "a0=-1"],
             ["--filter-complex", "[v0]null[vout];[a0]anull[aout]"],  // both kinds in one graph
             ["--filter-complex", "[v0]null[vout]", "--filter-complex", "[v0]hflip[vout]"],
+            ["--layout", "pip", "--filter-complex", "[v0]hflip[vout]"],  // the graph places the sources
             ["--no-video", "--video", "x11grab::0"],
             ["--no-audio", "--af", "volume=2"],
             ["--video", "-", "--audio", "-"],

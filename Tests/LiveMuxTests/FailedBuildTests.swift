@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import POSIX
 @testable import LiveMux
 
 /// A pipeline whose build fails part way releases everything it built before: an app that retries
@@ -76,9 +77,8 @@ final class FailedBuildTests: TemporaryDirectoryTestCase {
 }
 
 /// Lines a log handler received, from whichever thread logged them.
-final class LockedLines: @unchecked Sendable {
-    private let lock = NSLock()
-    private var lines: [String] = []  // guarded by `lock`
-    func append(_ line: String) { lock.withLock { lines.append(line) } }
-    var all: [String] { lock.withLock { lines } }
+final class LockedLines: Sendable {
+    private let lines = Locked<[String]>([])
+    func append(_ line: String) { lines.withLock { $0.append(line) } }
+    var all: [String] { lines.withLock { $0 } }
 }

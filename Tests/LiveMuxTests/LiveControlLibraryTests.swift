@@ -24,7 +24,7 @@ final class LiveControlLibraryTests: XCTestCase {
         defer { [path, path + ".2.flv", path + ".3.flv", path + ".4.flv"].forEach { try? FileManager.default.removeItem(atPath: $0) } }
         let pipeline = try Pipeline(config(path, live: true))
         pipeline.start()
-        while pipeline.statisticsSnapshot.mediaTime < 1 { usleep(20_000) }
+        XCTAssertTrue(waitUntil(deadline: 20) { pipeline.statisticsSnapshot.mediaTime >= 1 }, "a second of media")
         try pipeline.setAudio("a1", muted: true)
         try pipeline.setAudio("a0", volume: 0.5)
         try pipeline.setVideoBitRate(output: "o1", 200_000)
@@ -38,7 +38,7 @@ final class LiveControlLibraryTests: XCTestCase {
             XCTAssertEqual(($0 as? ControlError)?.field, "overwrite", "it exists")
         }
         XCTAssertEqual(FileManager.default.contents(atPath: path + ".4.flv"), Data("someone's".utf8), "left as it was")
-        while pipeline.statisticsSnapshot.mediaTime < 2 { usleep(20_000) }
+        XCTAssertTrue(waitUntil(deadline: 20) { pipeline.statisticsSnapshot.mediaTime >= 2 }, "two seconds of media")
         try pipeline.removeOutput("o2")
         XCTAssertThrowsError(try pipeline.removeOutput("o9")) { XCTAssertEqual(($0 as? ControlError)?.status, "404 Not Found") }
         XCTAssertThrowsError(try pipeline.removeOutput("o2")) { XCTAssertEqual(($0 as? ControlError)?.status, "409 Conflict", "already ending") }

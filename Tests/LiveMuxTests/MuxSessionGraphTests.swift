@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import POSIX
 import FFmpeg
 @testable import LiveMux
 
@@ -120,10 +121,9 @@ final class MuxSessionGraphTests: TemporaryDirectoryTestCase {
 /// A sink of the test's own, as an app's: keeps every byte.
 final class CollectingSink: ChunkSink, @unchecked Sendable {
     let name = "collector"
-    private let lock = NSLock()
-    private var collected: [UInt8] = []  // guarded by `lock`
+    private let collected = Locked<[UInt8]>([])
 
-    func write(_ chunk: Chunk) throws { lock.withLock { collected += chunk.bytes } }
+    func write(_ chunk: Chunk) throws { collected.withLock { $0 += chunk.bytes } }
     func close() throws {}
-    var bytes: [UInt8] { lock.withLock { collected } }
+    var bytes: [UInt8] { collected.withLock { $0 } }
 }

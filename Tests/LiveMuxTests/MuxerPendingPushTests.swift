@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import POSIX
 import FFmpeg
 @testable import LiveMux
 
@@ -54,14 +55,13 @@ final class MuxerPendingPushTests: XCTestCase {
 }
 
 /// Media chunks a muxer delivered, per stream (counted on the mux thread, read by the test).
-final class MediaChunkCount: @unchecked Sendable {
-    private let lock = NSLock()
-    private var video = 0, audio = 0  // guarded by `lock`
+final class MediaChunkCount: Sendable {
+    private let count = Locked((video: 0, audio: 0))
 
     func add(_ chunk: Chunk) {
         guard case .media(let stream, _, _) = chunk.kind else { return }
-        lock.withLock { if stream == .video { video += 1 } else { audio += 1 } }
+        count.withLock { if stream == .video { $0.video += 1 } else { $0.audio += 1 } }
     }
 
-    var counts: (video: Int, audio: Int) { lock.withLock { (video, audio) } }
+    var counts: (video: Int, audio: Int) { count.withLock { $0 } }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import POSIX
 import FFmpeg
 @testable import LiveMux
 
@@ -331,15 +332,15 @@ final class MuxerAPITests: TemporaryDirectoryTestCase {
     }
 }
 
-final class ErrorBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private(set) var error: Error?
-    func set(_ e: Error) { lock.lock(); if error == nil { error = e }; lock.unlock() }
+/// The first error a callback met, from whichever thread (read by the test).
+final class ErrorBox: Sendable {
+    private let first = Locked<Error?>(nil)
+    var error: Error? { first.withLock { $0 } }
+    func set(_ e: Error) { first.withLock { if $0 == nil { $0 = e } } }
 }
 
-final class WarningBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var _lines: [String] = []
-    func append(_ s: String) { lock.lock(); _lines.append(s); lock.unlock() }
-    var lines: [String] { lock.lock(); defer { lock.unlock() }; return _lines }
+final class WarningBox: Sendable {
+    private let said = Locked<[String]>([])
+    func append(_ s: String) { said.withLock { $0.append(s) } }
+    var lines: [String] { said.withLock { $0 } }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+import POSIX
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -73,11 +74,10 @@ final class ReconnectTests: XCTestCase {
         }
     }
 
-    final class Dropped: @unchecked Sendable {
-        private let lock = NSLock()
-        private var n = 0
-        func add(_ k: Int) { lock.withLock { n += k } }
-        var count: Int { lock.withLock { n } }
+    final class Dropped: Sendable {
+        private let n = Locked(0)
+        func add(_ k: Int) { n.withLock { $0 += k } }
+        var count: Int { n.withLock { $0 } }
     }
 
     static func media(_ stream: StreamKind, _ dts: Int64, key: Bool = false, _ text: String) -> Chunk {

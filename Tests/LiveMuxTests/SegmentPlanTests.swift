@@ -25,7 +25,7 @@ final class SegmentPlanTests: XCTestCase {
         let pipeline = try Pipeline(config, quiet: true)
         pipeline.start()
         // Asked for once a second of media is muxed: with a 10 s GOP only a forced keyframe cuts before the end.
-        while pipeline.statisticsSnapshot.mediaTime < 1 { usleep(1000) }
+        XCTAssertTrue(waitUntil(deadline: 20) { pipeline.statisticsSnapshot.mediaTime >= 1 }, "a second of media")
         plan.requestCut()
         try pipeline.wait()
         let records = closed.withLock { $0 }

@@ -1,4 +1,5 @@
 import XCTest
+import POSIX
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,12 +29,11 @@ final class StreamHubTests: XCTestCase {
     }
 
     /// Bytes a viewer received, as they come (appended by its reading thread, read by the test).
-    final class Received: @unchecked Sendable {
-        private let lock = NSLock()
-        private var received: [UInt8] = []  // guarded by `lock`
-        func append(_ more: ArraySlice<UInt8>) { lock.withLock { received += more } }
-        var bytes: [UInt8] { lock.withLock { received } }
-        var count: Int { lock.withLock { received.count } }
+    final class Received: Sendable {
+        private let received = Locked<[UInt8]>([])
+        func append(_ more: ArraySlice<UInt8>) { received.withLock { $0 += more } }
+        var bytes: [UInt8] { received.withLock { $0 } }
+        var count: Int { received.withLock { $0.count } }
     }
 
     /// Chunks the writer lets the reading viewer fall behind: under the queue limit (64), past

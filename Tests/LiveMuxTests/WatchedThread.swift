@@ -1,13 +1,13 @@
 import Foundation
 import XCTest
+import POSIX
 
 /// A closure run on a thread of its own, so a test can see it block and wait for it with a
 /// deadline: a wait that never ends fails the test instead of hanging the suite.
 final class WatchedThread: @unchecked Sendable {
     private let done = DispatchSemaphore(value: 0)
-    private let lock = NSLock()
-    private var taskPath = ""  // guarded by `lock`
-    private var finished = false  // guarded by `lock`
+    /// The thread's /proc/PID/task/TID, and whether its closure returned.
+    private let state = Locked((taskPath: "", finished: false))
 
     /// Starts `body` and returns once its thread runs.
     init(_ name: String, _ body: @escaping @Sendable () -> Void) {
@@ -15,10 +15,10 @@ final class WatchedThread: @unchecked Sendable {
         let thread = Thread { [self] in
             // /proc/thread-self is this thread's /proc/PID/task/TID.
             let path = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self")) ?? ""
-            lock.withLock { taskPath = "/proc/" + path }
+            state.withLock { $0.taskPath = "/proc/" + path }
             running.signal()
             body()
-            lock.withLock { finished = true }
+            state.withLock { $0.finished = true }
             done.signal()
         }
         thread.name = name
@@ -26,7 +26,7 @@ final class WatchedThread: @unchecked Sendable {
         running.wait()
     }
 
-    var hasFinished: Bool { lock.withLock { finished } }
+    var hasFinished: Bool { state.withLock { $0.finished } }
 
     /// Waits up to `seconds` for the closure to return; whether it did.
     func finishes(within seconds: Double) -> Bool {
@@ -39,7 +39,7 @@ final class WatchedThread: @unchecked Sendable {
     /// wait, the only sleeps of the closures tested) without having returned; whether it did.
     /// Seen twice in a row, so a thread merely descheduled on its way is not taken for blocked.
     func blocks(within seconds: Double = 10) -> Bool {
-        let stat = lock.withLock { taskPath } + "/stat"
+        let stat = state.withLock { $0.taskPath } + "/stat"
         let deadline = Date().addingTimeInterval(seconds)
         var sleeping = 0
         while Date() < deadline && !hasFinished {

@@ -11,11 +11,14 @@ struct SourceStages {
     let audioInputs: [AudioSourceInput]
 
     /// `live`: the sources run on the capture clock (a late source is waited for only so long).
+    /// `report`: receives warnings (a composed source that ended and stays on its last frame).
     init(_ sources: RecordingSources, graphs: SourceGraphs, audioFormat: AudioFormat?,
-         video: VideoEncoder?, audio: AudioEncoder?, gains: AudioGains?, live: Bool) throws {
+         video: VideoEncoder?, audio: AudioEncoder?, gains: AudioGains?, live: Bool,
+         report: @escaping @Sendable (String) -> Void = { _ in }) throws {
         let sizes = graphs.videoSizes
         videoInputs = sizes.indices.dropFirst().map {
-            VideoSourceInput(label: "v\($0)", width: sizes[$0].width, height: sizes[$0].height, live: live, device: sources.video[$0].deviceStatus)
+            VideoSourceInput(label: "v\($0)", width: sizes[$0].width, height: sizes[$0].height, live: live, device: sources.video[$0].deviceStatus,
+                             report: report)
         }
         if let video, let graph = graphs.video {
             self.video = try VideoCompositor(encoder: video, width: sizes[0].width, height: sizes[0].height, inputs: videoInputs, graph: graph,

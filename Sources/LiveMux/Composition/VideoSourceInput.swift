@@ -22,13 +22,22 @@ final class VideoSourceInput: FrameConsumer, @unchecked Sendable {
         var frames: [(frame: Frame, time: Int64)] = []
         var ended = false
         var closed = false
+        /// Whether its ending was said (once).
+        var saidFrozen = false
     }
     private let state = Locked(State())
     /// Frames an unpaced source may run ahead of the compositor.
     static let aheadFrames = 4
+    /// How long (µs) an ended source's last frame is shown before that is said: past any frame
+    /// or two by which the sources' own stops at the recording's end differ, so a normal end
+    /// says nothing.
+    static let frozenNotice: Int64 = 500_000
+    /// Where a warning goes: a file that ended in a picture-in-picture freezes there.
+    private let report: @Sendable (String) -> Void
 
-    init(label: String, width: Int, height: Int, live: Bool, device: DeviceStatus? = nil) {
-        (self.label, self.live, self.device) = (label, live, device)
+    init(label: String, width: Int, height: Int, live: Bool, device: DeviceStatus? = nil,
+         report: @escaping @Sendable (String) -> Void = { _ in }) {
+        (self.label, self.live, self.device, self.report) = (label, live, device, report)
         converter = PictureConverter(width: width, height: height)
     }
 
@@ -57,13 +66,16 @@ final class VideoSourceInput: FrameConsumer, @unchecked Sendable {
         // faster than the first makes room and goes on.
         let wake = { (s: State) in reached(s) || s.frames.count >= Self.aheadFrames }
         while true {
-            let (frame, done) = state.withLock(waitingUntil: wake) { s, _ -> (Frame?, Bool) in
+            let (frame, done, frozen) = state.withLock(waitingUntil: wake) { s, _ -> (Frame?, Bool, Bool) in
                 while s.frames.count > 1, s.frames[1].time <= time { s.frames.removeFirst() }
-                guard reached(s) else { return (nil, false) }
-                guard let first = s.frames.first, live || first.time <= time else { return (nil, true) }
-                return (first.frame, true)
+                guard reached(s) else { return (nil, false, false) }
+                guard let first = s.frames.first, live || first.time <= time else { return (nil, true, false) }
+                let frozen = s.ended && !s.closed && !s.saidFrozen && time - first.time > Self.frozenNotice
+                if frozen { s.saidFrozen = true }
+                return (first.frame, true, frozen)
             }
             state.broadcast()
+            if frozen { report("\(label) ended; its picture stays on its last frame while the recording goes on") }
             if done { return frame }
         }
     }
