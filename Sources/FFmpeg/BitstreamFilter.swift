@@ -89,7 +89,7 @@ extension CodecParameters {
     }
 
     /// Replaces the extradata (padded as libavcodec requires). Only before the parameters are shared.
-    public func setExtradata(_ bytes: [UInt8]) throws {
+    func setExtradata(_ bytes: [UInt8]) throws {
         av_freep(&pointer.pointee.extradata)
         pointer.pointee.extradata_size = 0
         guard !bytes.isEmpty else { return }

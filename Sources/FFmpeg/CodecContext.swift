@@ -23,8 +23,6 @@ public class CodecContext: @unchecked Sendable {
     public var channelCount: Int { Int(context.pointee.ch_layout.nb_channels) }
     /// Samples per frame the audio encoder wants (0 when it takes any size).
     public var frameSize: Int { Int(context.pointee.frame_size) }
-    /// Samples of priming the audio encoder adds before the first input sample.
-    public var initialPadding: Int { Int(context.pointee.initial_padding) }
     public var extradata: [UInt8] {
         guard let d = context.pointee.extradata, context.pointee.extradata_size > 0 else { return [] }
         return Array(UnsafeBufferPointer(start: d, count: Int(context.pointee.extradata_size)))

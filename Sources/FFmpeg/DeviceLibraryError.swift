@@ -1,9 +1,9 @@
 import CFFmpeg
 
 /// libavdevice could not be loaded, so no capture device is available.
-public struct DeviceLibraryError: Error, CustomStringConvertible, Sendable {
-    public let reason: String
-    public var description: String {
+struct DeviceLibraryError: Error, CustomStringConvertible, Sendable {
+    let reason: String
+    var description: String {
         "cannot load \(String(cString: lm_avdevice_soname())) for capture devices (\(reason)): install it with apt-get install libavdevice\(LIBAVDEVICE_VERSION_MAJOR)"
     }
 }

@@ -22,7 +22,7 @@ public final class Encoder: CodecContext, @unchecked Sendable {
         public var channels = 0
         public var sampleFormat = SampleFormat.floatPlanar
         /// Put parameter sets in extradata (`AV_CODEC_FLAG_GLOBAL_HEADER`), as FLV and ASF need.
-        public var globalHeader = true
+        var globalHeader = true
         /// Private options of the codec (`preset`, `tune`, `x264-params`, …).
         public var options: [(String, String)] = []
 

@@ -13,12 +13,12 @@ public struct FFmpegError: Error, Equatable, CustomStringConvertible, Sendable {
         self.function = function
     }
 
-    public static let endOfFileCode = lm_averror_eof()
-    public static let tryAgainCode = lm_averror_eagain()
+    static let endOfFileCode = lm_averror_eof()
+    static let tryAgainCode = lm_averror_eagain()
     /// What libavformat's I/O returns when the interrupt callback asked it to stop.
-    public static let exitCode = lm_averror_exit()
+    static let exitCode = lm_averror_exit()
 
-    public static func posix(_ errno: Int32) -> Int32 { lm_averror(errno) }
+    static func posix(_ errno: Int32) -> Int32 { lm_averror(errno) }
 
     /// FFmpeg's own text for the code, as `av_strerror` gives it.
     public var message: String { Self.message(for: code) }

@@ -8,7 +8,7 @@ public enum FFmpegLibrary {
 
     /// Loads libavdevice and registers the capture devices (lavfi, v4l2, x11grab, pulse, alsa):
     /// `av_find_input_format` finds none of them before this ran. Safe to call any number of times.
-    public static func registerDevices() throws {
+    static func registerDevices() throws {
         if let reason = registrationFailure { throw DeviceLibraryError(reason: reason) }
     }
 

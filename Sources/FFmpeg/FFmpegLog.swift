@@ -39,7 +39,7 @@ public enum FFmpegLog {
     /// Runs `body` and returns what it returned with the error lines FFmpeg logged on this thread
     /// meanwhile (masked, without newlines), at every log level: a protocol says why it failed
     /// (a TLS certificate it refused) only there, while its return code is a bare EIO.
-    public static func watchingErrors<T>(_ body: () throws -> T) rethrows -> (T, [String]) {
+    static func watchingErrors<T>(_ body: () throws -> T) rethrows -> (T, [String]) {
         installCallback()
         let me = pthread_self()
         watched.withLock { $0[me] = [] }

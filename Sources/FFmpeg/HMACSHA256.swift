@@ -3,7 +3,7 @@ import CFFmpeg
 /// HMAC-SHA256 (RFC 2104) by libavutil's `av_hmac`: signs viewer links, so a link with an
 /// expiry cannot be made or changed without the key.
 public enum HMACSHA256 {
-    public static let digestBytes = 32
+    static let digestBytes = 32
 
     /// The 32-byte HMAC of `message` under `key`.
     public static func digest(key: [UInt8], message: [UInt8]) throws -> [UInt8] {

@@ -133,5 +133,4 @@ public final class InputDevice: @unchecked Sendable {
 
     /// Makes a blocking `read` give up: from any thread.
     public func interrupt() { interruption.requested.store(true, ordering: .relaxed) }
-    public var isInterrupted: Bool { interruption.requested.load(ordering: .relaxed) }
 }

@@ -4,7 +4,7 @@ import Synchronization
 /// libsrt's own log, which it writes to stderr itself unless told otherwise: routed into av_log
 /// (shim.h), so it follows `-v`, secret masking and an app's handler like FFmpeg's lines, and its
 /// rejections of a passphrase are counted (FFmpeg 5.1 reports them as a bare EIO).
-public enum SRTLog {
+enum SRTLog {
     private static let routed = Atomic<Bool>(false)
 
     /// Routes libsrt's log (once, from the first srt:// connection on).
