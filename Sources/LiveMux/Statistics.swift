@@ -54,15 +54,18 @@ final class Statistics: Sendable {
     func countTimestampRepair(_ s: StreamKind) { updateStream(s) { $0.timestampRepairs += 1 } }
     func recordLatency(_ microseconds: Int64) { updateOutputs { $0.latency.add(microseconds) } }
     /// Outputs by name, in the order given; each is `writing` until it finishes or fails. A name
-    /// already known keeps its place (a recording's sessions each give theirs after the whole list).
+    /// already known keeps its place (a recording's sessions each give theirs after the whole list;
+    /// a file removed live may be added again, and is writing again).
     func outputsGiven(_ names: [String]) {
         updateOutputs { s in
-            for name in names where s.outputStates[name] == nil {
-                s.outputNames.append(name)
+            for name in names {
+                if s.outputStates[name] == nil { s.outputNames.append(name) }
                 s.outputStates[name] = .writing
             }
         }
     }
+    /// What became of output `name` so far; nil when no output has that name.
+    func outputState(_ name: String) -> OutputState? { outputs.withLock { $0.outputStates[name] } }
     func outputStopped(_ name: String, reason: String) { updateOutputs { $0.outputStates[name] = .failed(reason) } }
     /// Its trailer went out and its sink closed; a failure said before stays.
     func outputFinished(_ name: String) {

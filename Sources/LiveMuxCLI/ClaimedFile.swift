@@ -15,9 +15,10 @@ struct ClaimedFile {
     /// pattern makes there.
     let directory: FileIdentity
 
-    init(_ path: String, option: String?, segmented: Bool = false) {
+    /// - Parameter shown: the name the user gave, when it is not `path` (`-` for /dev/stdout).
+    init(_ path: String, shown: String? = nil, option: String?, segmented: Bool = false) {
         self.option = option
-        self.path = path
+        self.path = shown ?? path
         identity = FileIdentity(path)
         let target = FileIdentity.danglingTarget(of: path) ?? path
         let leaf = URL(fileURLWithPath: target).lastPathComponent
@@ -55,8 +56,8 @@ struct ClaimedFile {
 extension [ClaimedFile] {
     /// Claims `path` for `option` (nil: an input, read twice at will); refused when a file claimed
     /// before is the same.
-    mutating func claim(_ path: String, option: String?, segmented: Bool = false) throws {
-        let claim = ClaimedFile(path, option: option, segmented: segmented)
+    mutating func claim(_ path: String, shown: String? = nil, option: String?, segmented: Bool = false) throws {
+        let claim = ClaimedFile(path, shown: shown, option: option, segmented: segmented)
         if option != nil, let earlier = first(where: { $0.collides(with: claim) }) { throw earlier.refusal(of: claim) }
         append(claim)
     }

@@ -15,8 +15,13 @@ enum FileIdentity: Hashable {
     private static let maximumLinks = 40
 
     init(_ path: String) {
-        let target = Self.followingLinks(path)
         var info = stat()
+        // stat follows every link itself, also those whose text is no path (/dev/stdout's pipe).
+        if (try? syscall(where: "stat") { stat(path, &info) }) != nil {
+            self = .inode(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
+            return
+        }
+        let target = Self.followingLinks(path)
         if (try? syscall(where: "stat") { stat(target, &info) }) != nil {
             self = .inode(device: UInt64(info.st_dev), inode: UInt64(info.st_ino))
         } else {

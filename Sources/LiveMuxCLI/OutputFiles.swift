@@ -89,7 +89,7 @@ enum OutputFiles {
         // Writing through a link that points to nothing creates a file elsewhere, under another
         // name: as much a surprise as overwriting, so it takes -y too.
         if policy != .always, let target = FileIdentity.danglingTarget(of: path) {
-            throw UsageError(policy == .never ? "\(option) \(path) is a link to \(target), where no file is yet (-n: not writing through it)"
+            throw UsageError(policy == .never ? "\(option) \(path) is a link to \(target), where no file is yet (-n: not writing through it): give the file it points to, or another name"
                                               : "\(option) \(path) is a link to \(target), where no file is yet: add -y to create it through the link, or give another name")
         }
         var isDirectory: ObjCBool = false

@@ -285,6 +285,8 @@ struct OutputOptions {
         for input in inputs { try claims.claim(input, option: nil) }
         let segmented = segmentPolicy.duration != nil || segmentPolicy.size != nil
         for o in outputs.destinations {
+            // Two writers on stdout (`-o - --stats /dev/stdout`) would interleave into one stream.
+            if o.destination == .standardOutput { try claims.claim("/dev/stdout", shown: "-", option: "-o") }
             guard case .file(let path) = o.destination else { continue }
             try claims.claim(path, option: "-o", segmented: segmented && SegmentName(path).isNumbered)
             if segmented {

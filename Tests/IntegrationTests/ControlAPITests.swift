@@ -289,7 +289,15 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         XCTAssertEqual(call(port, "DELETE", "/api/outputs/o1").status, 200)
         waitForMedia(port, 3)
         XCTAssertEqual(call(port, "POST", "/api/outputs", body: #"{"output": "\#(c)", "vbitrate": "300k"}"#).status, 201)
+        // b, once finished, may be added again: it is written anew, and says so.
+        waitUntil(deadline: 3) {
+            (call(port, "GET", "/api").json["outputs"] as? [[String: Any]])?.first { $0["id"] as? String == "o1" }?["state"] as? String == "finished"
+        }
+        let again = call(port, "POST", "/api/outputs", body: #"{"output": "\#(b)", "overwrite": true}"#)
+        XCTAssertEqual(again.status, 201, "\(again.json)")
+        XCTAssertEqual(again.json["state"] as? String, "writing")
         XCTAssertEqual(job.wait(), 0, job.stderr)
+        XCTAssertGreaterThan(try startsClean(b).frames, 30, "b added again holds its second recording")
         let later = try startsClean(c)
         XCTAssertGreaterThan(later.frames, 60, "c has its video")
         XCTAssertEqual(later.seconds, 3, accuracy: 0.4)

@@ -132,6 +132,8 @@ final class SideFileTests: TemporaryDirectoryTestCase {
              { d in try FileManager.default.createSymbolicLink(atPath: "\(d)/link.flv", withDestinationPath: "\(d)/nowhere.flv") },
              { d in ["-o", "\(d)/link.flv"] },
              { d in "-o \(d)/link.flv is a link to \(d)/nowhere.flv, where no file is yet: add -y to create it through the link, or give another name" }),
+            ("--stats on stdout beside -o -", { _ in }, { _ in ["-f", "flv", "-o", "-", "--stats", "/dev/stdout"] },
+             { _ in "-o - and --stats /dev/stdout name the same file: give --stats a file of its own" }),
         ]
         for (index, c) in cases.enumerated() {
             let d = "\(dir)/case\(index)"

@@ -97,16 +97,24 @@ final class LiveOutputs: @unchecked Sendable {
     }
 
     /// Adds an output; its id. Throws a `ControlError` having created nothing. An output still
-    /// writing is refused: a second writer would destroy what the first wrote.
+    /// writing, or removed and still finishing, is refused: a second writer would destroy what the
+    /// first wrote.
     func add(_ spec: OutputSpec, overwrite: Bool) throws -> String {
+        let c = context
         let same = { (d: Destination) -> Bool in
             guard case .file(let a) = d, case .file(let b) = spec.destination else { return d == spec.destination }
             return Self.canonical(a) == Self.canonical(b)
         }
-        if all.contains(where: { !$0.removed && same($0.spec.destination) }) {
-            throw ControlError.badRequest("output", "\(spec.destination.description) is already an output of this job: give another")
+        let taken = { (s: State) throws in
+            guard let other = s.outputs.first(where: { same($0.spec.destination) }) else { return }
+            guard other.removed else {
+                throw ControlError.badRequest("output", "\(spec.destination.description) is already an output of this job (\(other.id)): give another")
+            }
+            if c.statistics.outputState(other.name) == .writing {
+                throw ControlError.conflict("output", "\(other.id) is still finishing \(spec.destination.description): ask again in a moment")
+            }
         }
-        let c = context
+        try state.withLock { try taken($0) }
         var outputs = c.outputs
         outputs.destinations = [spec]
         (outputs.listen, outputs.controlAccess, outputs.segments) = (nil, nil, nil)
@@ -118,6 +126,8 @@ final class LiveOutputs: @unchecked Sendable {
         }
         return try state.withLock { s in
             guard !s.closed else { throw ControlError.conflict(nil, "the job is stopping: no output can be added") }
+            // Again under the lock that registers it: two requests for one file may race.
+            try taken(s)
             let video = try c.video.map { try Self.videoEncode(spec.encoding.applied(to: $0), in: s, c) }
             let audio = try c.audio.map { try Self.audioEncode(spec.encoding.applied(to: $0), in: s, c) }
             let kinds = [video.map { _ in StreamKind.video }, audio.map { _ in StreamKind.audio }].compactMap { $0 }
@@ -193,7 +203,9 @@ final class LiveOutputs: @unchecked Sendable {
 
     /// The video encode with `settings`, else a new one (which `add` registers once it has a session).
     private static func videoEncode(_ settings: VideoSettings, in s: State, _ c: Context) throws -> VideoEncode {
-        if let e = s.video.first(where: { $0.settings == settings && !$0.adapts && !$0.lane.tee.isRetired }) { return e }
+        // An encode whose bit rate was changed since it started runs at another rate than it was asked.
+        if let e = s.video.first(where: { $0.settings == settings && !$0.adapts && !$0.lane.tee.isRetired
+                                           && ($0.lane.target?.current ?? settings.bitRate) == settings.bitRate }) { return e }
         guard let base = c.videoFormat, c.videoEncoder != nil else { throw ControlError.conflict("output", "the job records no video") }
         var format = base
         if let w = settings.width, let h = settings.height { (format.width, format.height) = (w, h) }

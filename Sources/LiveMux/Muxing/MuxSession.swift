@@ -155,6 +155,7 @@ final class MuxSession: @unchecked Sendable {
     /// Starts the mux thread and the HTTP server; the writers must exist (`init` had the streams).
     func start() {
         guard muxThread == nil else { return }
+        precondition(routes.allSatisfy { $0.writer != nil }, "every route has its writer before its mux thread starts")
         for r in routes { r.segmenter?.sink = r.segmentSink }
         let thread = MuxThread(routes: routes, queue: queue,
                                statistics: statistics, session: index, recycle: recycle,
