@@ -31,7 +31,7 @@ final class BadInputTests: TemporaryDirectoryTestCase {
         try expectRefusal(["mux", "--video", "\(dir)/v.hevc", "--flv-hevc", "12", "-o", "\(dir)/x.flv"], status: 64, mentions: "enhanced, codec12")
         try expectRefusal(["record", "-o", "\(dir)/x.mp4"], status: 64, mentions: "-f asf")
         try expectRefusal(["record", "-f", "asf", "-o", dir], status: 64, mentions: "directory")
-        try expectRefusal(["record", "-o", out, "-o", out], status: 64, mentions: "two outputs")
+        try expectRefusal(["record", "-o", out, "-o", out], status: 64, mentions: "name the same file", "give each -o its own file")
         try expectRefusal(["record"], status: 64, mentions: "-o")
         try expectRefusal(["record", "--sample-rate", "12345", "-o", out], status: 64, mentions: "44100")
         // A source the other option says not to record was ignored without a word (issue 32, item 10).
