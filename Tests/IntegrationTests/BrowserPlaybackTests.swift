@@ -1,0 +1,125 @@
+import Foundation
+import XCTest
+
+/// Watching in a browser (issue 40): the dashboard page's `<video>` plays `/live.mp4` in a real
+/// headless Chromium near the live edge; `/live.mp4` and the HLS playlist are read back by
+/// ffprobe and ffmpeg's own demuxers; with a viewer key, one signed link opens the page and every
+/// request it makes, and nothing works without it.
+final class BrowserPlaybackTests: TemporaryDirectoryTestCase {
+    let key = "br0wser-Key-0040"
+    /// Bounds of issue 40 (docs/latency.md).
+    static let maxBehindMs = 1500
+    static let maxFirstFrameMs = 1500
+    static let playSeconds = 12
+
+    /// `serve` of a test picture with a tone: 320x240 at 30 fps, keyframes every `gop` seconds.
+    private func serve(gop: String = "2", _ extra: [String] = []) throws -> (job: ServingLivemux, page: String, base: String) {
+        let job = try ServingLivemux(["serve", "-q", "--listen", "127.0.0.1:0", "--audio", "lavfi:sine", "--size", "320x240",
+                                      "--gop", gop, "-t", "60"] + extra, directory: dir)
+        let page = try XCTUnwrap(job.dashboardURL(), job.stderr)
+        let base = String(page.prefix { $0 != "?" }.dropLast())  // http://127.0.0.1:PORT
+        return (job, page, base)
+    }
+
+    /// A GET by curl: the status, the Content-Type and the body (what came within `maxTime` seconds
+    /// of a stream that does not end).
+    private func get(_ url: String, maxTime: Double = 3, head: Bool = false, accept: String? = nil) throws -> (status: Int, type: String, body: Data) {
+        let file = "\(dir)/body-\(UUID().uuidString)"
+        let r = try Tools.run("curl", ["-s", "--noproxy", "*", "-o", file, "-w", "%{http_code} %{content_type}", "--max-time", String(maxTime)]
+                              + (head ? ["-I"] : []) + (accept.map { ["-H", "Accept: \($0)"] } ?? []) + [url])
+        let (status, type) = r.stdoutText.firstIndex(of: " ").map { (r.stdoutText[..<$0], r.stdoutText[r.stdoutText.index(after: $0)...]) }
+            ?? (Substring(r.stdoutText), "")
+        return (Int(status) ?? 0, String(type), FileManager.default.contents(atPath: file) ?? Data())
+    }
+
+    /// `media_time_s` of `/stats` (sampled once a second).
+    private func mediaTime(_ base: String, query: String = "") throws -> Double {
+        let body = try get(base + "/stats" + (query.isEmpty ? "" : "?" + query)).body
+        let object = try XCTUnwrap(JSONSerialization.jsonObject(with: body) as? [String: Any], String(decoding: body, as: UTF8.self))
+        return try XCTUnwrap(object["media_time_s"] as? Double)
+    }
+
+    /// Waits until `condition` holds, polling, for at most `seconds`; whether it did.
+    private func eventually(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if try condition() { return true }
+            usleep(200_000)
+        }
+        return try condition()
+    }
+
+    /// HMAC-SHA256 of `message` under the key, in hex, by openssl (independent of livemux's HMAC).
+    private func signature(_ message: String) throws -> String {
+        let file = "\(dir)/message-\(UUID().uuidString)"
+        try message.write(toFile: file, atomically: true, encoding: .utf8)
+        let r = try Tools.run("openssl", ["dgst", "-sha256", "-hmac", key, "-r", file])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        return String(r.stdoutText.prefix(64))
+    }
+
+    private static let video = "document.getElementById('live')"
+    private static let quality = "document.getElementById('live').getVideoPlaybackQuality()"
+
+    /// `/live.mp4` is fragmented MP4 with its codecs in the Content-Type; ffprobe reads H.264 and
+    /// AAC; a viewer who joins late starts at a keyframe on the media clock, at most a GOP before
+    /// the media time when it joined; it decodes clean.
+    func testLiveMP4StartsALateViewerAtTheLatestKeyframeOnTheMediaClock() throws {
+        let (job, _, base) = try serve()
+        XCTAssertTrue(try eventually(15) { try mediaTime(base) >= 5 }, job.stderr)
+        let joined = try mediaTime(base)
+        let got = try get(base + "/live.mp4", maxTime: 3)
+        XCTAssertEqual(got.status, 200)
+        XCTAssertNotNil(got.type.range(of: #"^video/mp4; codecs="avc1\.[0-9a-f]{6},mp4a\.40\.2"$"#, options: .regularExpression), got.type)
+        let file = "\(dir)/late.mp4"
+        try got.body.write(to: URL(fileURLWithPath: file))
+        XCTAssertEqual(got.body.dropFirst(4).prefix(4), Data("ftyp".utf8), "the init segment first")
+        let probe = try Tools.probe(file, packets: true)
+        XCTAssertEqual(probe.stream("video")?.codec_name, "h264")
+        XCTAssertEqual(probe.stream("audio")?.codec_name, "aac")
+        let videoIndex = try XCTUnwrap(probe.stream("video")?.index)
+        let first = try XCTUnwrap(probe.packets?.first { $0.stream_index == videoIndex })
+        XCTAssertTrue(first.flags.hasPrefix("K"), "starts at a keyframe: \(first)")
+        let start = try XCTUnwrap(first.pts_time.flatMap(Double.init))
+        // `joined` is the media time of the last whole second's sample: up to 1 s old.
+        XCTAssertLessThanOrEqual(start, joined + 1.1, "not from the future")
+        XCTAssertGreaterThanOrEqual(start, joined - 2.1, "the latest keyframe (GOP 2 s), on the media clock, not 0")
+        XCTAssertGreaterThan(probe.streams.map(\.packetCount).reduce(0, +), 100)
+        XCTAssertEqual(try Tools.decodeErrors(file), "")
+        job.stop()
+        XCTAssertEqual(job.wait(), 0, job.stderr)
+    }
+
+    /// HLS: the playlist maps the init segment and lists one-GOP segments, the last few only
+    /// (memory stays bounded: the first ones are gone after a while); ffmpeg's hls demuxer reads
+    /// it and decodes it clean.
+    func testHLSIsReadByFFmpegsHLSDemuxerAndDecodesClean() throws {
+        let (job, _, base) = try serve(gop: "1")
+        XCTAssertTrue(try eventually(20) { try mediaTime(base) >= 9 }, job.stderr)
+        let playlist = try get(base + "/live.m3u8")
+        XCTAssertEqual(playlist.status, 200)
+        XCTAssertEqual(playlist.type, "application/vnd.apple.mpegurl")
+        let text = String(decoding: playlist.body, as: UTF8.self)
+        let lines = text.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.first, "#EXTM3U", text)
+        XCTAssertTrue(lines.contains("#EXT-X-MAP:URI=\"live/init.mp4\""), text)
+        let durations = lines.filter { $0.hasPrefix("#EXTINF:") }.compactMap { Double($0.dropFirst(8).prefix { $0 != "," }) }
+        XCTAssertEqual(durations.count, 6, "the last six segments: \(text)")
+        for d in durations { XCTAssertEqual(d, 1.0, accuracy: 0.1, "one GOP each: \(text)") }
+        let sequence = try XCTUnwrap(lines.first { $0.hasPrefix("#EXT-X-MEDIA-SEQUENCE:") }.flatMap { Int($0.dropFirst(22)) }, text)
+        XCTAssertGreaterThan(sequence, 0, "older segments were let go")
+        XCTAssertEqual(try get(base + "/live/0.m4s").status, 404, "the first segment is gone from memory")
+        let segment = try XCTUnwrap(lines.last { $0.hasSuffix(".m4s") }, text)
+        XCTAssertEqual(try get(base + "/" + segment).type, "video/iso.segment")
+        XCTAssertEqual(try get(base + "/live/init.mp4").type, "video/mp4")
+
+        let read = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-i", base + "/live.m3u8", "-t", "5", "-f", "null", "-"], timeout: 60)
+        XCTAssertEqual(read.status, 0, read.stderr)
+        XCTAssertEqual(read.stderr, "", "decodes clean")
+        let probe = try Tools.run("ffprobe", ["-v", "error", "-of", "json", "-show_streams", base + "/live.m3u8"], timeout: 60)
+        let streams = (try JSONSerialization.jsonObject(with: probe.stdout) as? [String: Any])?["streams"] as? [[String: Any]] ?? []
+        XCTAssertEqual(Set(streams.compactMap { $0["codec_name"] as? String }), ["h264", "aac"], probe.stderr)
+        job.stop()
+        XCTAssertEqual(job.wait(), 0, job.stderr)
+    }
+}
