@@ -244,7 +244,8 @@ final class HTTPServer: @unchecked Sendable {
                                                extra: "Allow: \(HTTPResponse.methods)\r\n"), now: now)
         }
         if request.path == "/" && request.wantsHTML {
-            return answer(c, HTTPResponse.text("200 OK", body: DashboardPage.html, contentType: "text/html; charset=utf-8",
+            let stream = fanOuts[BrowserStream.path].flatMap { $0.ended ? nil : BrowserStream.path }
+            return answer(c, HTTPResponse.text("200 OK", body: DashboardPage.page(stream: stream), contentType: "text/html; charset=utf-8",
                                                extra: "Cache-Control: no-cache\r\n", head: headOnly), now: now)
         }
         if Dashboard.paths.contains(request.path) { return routeDashboard(c, request, now: now) }
