@@ -184,4 +184,60 @@ final class BrowserPlaybackTests: TemporaryDirectoryTestCase {
         job.stop()
         XCTAssertEqual(job.wait(), 0, job.stderr)
     }
+
+    /// With a viewer key, a link to `/` signed for `/` gives a page whose own requests — /stats,
+    /// /events, /snapshot.jpg, /live.mp4, the HLS playlist and its segments — carry a signature
+    /// over `*` with the link's expiry (docs/security.md) and all work, in Chromium as with curl;
+    /// without the key or a signature every one of them is refused, and the page's signature for
+    /// `/` alone opens nothing else.
+    func testASignedLinkOpensThePageAndEveryRequestItMakesAndNothingWorksWithout() throws {
+        try Browser.skipUnlessAvailable()
+        let keyFile = "\(dir)/viewer.key"
+        _ = FileManager.default.createFile(atPath: keyFile, contents: Data("\(key)\n".utf8), attributes: [.posixPermissions: 0o600])
+        let (job, _, base) = try serve(["--viewer-key-file", keyFile])
+        let expires = String(Int(Date().timeIntervalSince1970) + 600)
+        let link = "expires=\(expires)&sig=\(try signature("/" + expires))"
+        let paths = ["/stats", "/events", "/snapshot.jpg", "/live.mp4", "/live.m3u8", "/live/init.mp4", "/live/0.m4s", "/history"]
+
+        for path in ["/"] + paths {
+            XCTAssertEqual(try get(base + path, maxTime: 2).status, 403, "no key: \(path)")
+        }
+        for path in paths {
+            XCTAssertEqual(try get(base + path + "?" + link, maxTime: 2).status, 403, "a signature for / opens \(path) no more than any other")
+        }
+
+        let html = try get(base + "/?" + link, accept: "text/html")
+        XCTAssertEqual(html.status, 200)
+        let text = String(decoding: html.body, as: UTF8.self)
+        let given = try XCTUnwrap(text.range(of: #"const ACCESS = "[^"]*""#, options: .regularExpression).map { String(text[$0]) }, "the page says what its requests carry")
+        let everyPath = "expires=\(expires)&sig=\(try signature("*" + expires))"
+        XCTAssertEqual(given, "const ACCESS = \"\(everyPath)\"", "a signature over * with the link's expiry")
+
+        XCTAssertTrue(try eventually(10) { try get(base + "/live.m3u8?" + everyPath).status == 200 }, "a whole HLS segment")
+        for path in paths where path != "/live/0.m4s" {
+            XCTAssertEqual(try get(base + path + "?" + everyPath, maxTime: 1.5, head: path == "/events" || path == "/live.mp4").status, 200, path)
+        }
+        let playlist = String(decoding: try get(base + "/live.m3u8?" + everyPath).body, as: UTF8.self)
+        let segments = playlist.split(separator: "\n").filter { !$0.hasPrefix("#") }
+        XCTAssertFalse(segments.isEmpty, playlist)
+        XCTAssertTrue(segments.allSatisfy { $0.hasSuffix(".m4s?" + everyPath) }, "every segment's URI carries it: \(playlist)")
+        XCTAssertTrue(playlist.contains("#EXT-X-MAP:URI=\"live/init.mp4?\(everyPath)\""), playlist)
+        let read = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-i", base + "/live.m3u8?" + everyPath, "-t", "3", "-f", "null", "-"], timeout: 60)
+        XCTAssertEqual(read.status, 0, read.stderr)
+        XCTAssertEqual(read.stderr, "", "HLS through the signed playlist decodes clean")
+
+        let browser = try Browser.open(base + "/?" + link, ["--wait", "#connection.live", "--seconds", "6",
+                                                            "--eval", "window.livePlayer.firstFrameMs",
+                                                            "--eval", "window.livePlayer.behindMs",
+                                                            "--eval", "document.getElementById('snapshot').naturalWidth",
+                                                            "--eval", "document.getElementById('errors').textContent"])
+        XCTAssertEqual(browser.status, 0, browser.stderr)
+        XCTAssertNotNil(try browser.value(0) as? Int, "the video plays: \(browser.evals)")
+        XCTAssertNotNil(try browser.value(1) as? Int, "/stats answers: \(browser.evals)")
+        XCTAssertEqual(try browser.value(2) as? Int, 640, "/snapshot.jpg answers")
+        XCTAssertEqual(try browser.value(3) as? String, "")
+        XCTAssertEqual(browser.console.filter { $0.contains("403") }, [], "no request refused")
+        job.stop()
+        XCTAssertEqual(job.wait(), 0, job.stderr)
+    }
 }

@@ -16,13 +16,17 @@ enum DashboardPage {
     /// The layouts the page offers, as JSON strings: the names `PUT /api/layout` takes.
     private static let layoutNames = VideoLayout.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
 
-    /// Where `page(stream:)` writes the path of the stream its video plays.
+    /// Where `page(access:stream:)` writes the query that lets the page's own requests in, and
+    /// the path of the stream its video plays.
+    private static let accessPlaceholder = "ACCESS_QUERY"
     private static let streamPlaceholder = "LIVE_STREAM_PATH"
 
-    /// The page, its video playing `stream` (nil: the server streams nothing a browser plays, as
-    /// with `--http`; no video then).
-    static func page(stream: String?) -> String {
-        html.replacingOccurrences(of: streamPlaceholder, with: scriptString(stream ?? ""))
+    /// The page, its requests carrying `access` (`key=KEY`, or `expires=T&sig=HEX` signed over
+    /// `*`; empty: they carry what the page's own address does), its video playing `stream`
+    /// (nil: the server streams nothing a browser plays, as with `--http`; no video then).
+    static func page(access: String, stream: String?) -> String {
+        html.replacingOccurrences(of: accessPlaceholder, with: scriptString(access))
+            .replacingOccurrences(of: streamPlaceholder, with: scriptString(stream ?? ""))
     }
 
     /// `text` as a JavaScript string literal that cannot end the script element.
@@ -155,9 +159,12 @@ enum DashboardPage {
     window.addEventListener("error", e => report("error: " + e.message + " (" + (e.lineno || "?") + ")"));
     window.addEventListener("unhandledrejection", e => report("error: " + e.reason));
 
+    // What lets the page's own requests in when it was opened with a viewer key or a signed link:
+    // the server writes it here (a signed link's signature, remade for every path: docs/security.md).
+    const ACCESS = ACCESS_QUERY;
     // Whatever the page was opened with (a viewer key) goes to every request it makes.
     function url(path, params) {
-      const q = new URLSearchParams(location.search);
+      const q = new URLSearchParams(ACCESS || location.search);
       for (const [k, v] of Object.entries(params || {})) q.set(k, v);
       const s = q.toString();
       return path + (s ? "?" + s : "");

@@ -244,13 +244,15 @@ final class HTTPServer: @unchecked Sendable {
                                                extra: "Allow: \(HTTPResponse.methods)\r\n"), now: now)
         }
         if request.path == "/" && request.wantsHTML {
+            // The page's own requests carry what let this one in (a signed link: remade for every path).
             let stream = fanOuts[BrowserStream.path].flatMap { $0.ended ? nil : BrowserStream.path }
-            return answer(c, HTTPResponse.text("200 OK", body: DashboardPage.page(stream: stream), contentType: "text/html; charset=utf-8",
+            let page = DashboardPage.page(access: access?.pageQuery(for: request.query) ?? "", stream: stream)
+            return answer(c, HTTPResponse.text("200 OK", body: page, contentType: "text/html; charset=utf-8",
                                                extra: "Cache-Control: no-cache\r\n", head: headOnly), now: now)
         }
         if Dashboard.paths.contains(request.path) { return routeDashboard(c, request, now: now) }
         if let hls, HLSPlaylist.serves(request.path) {
-            guard let (body, type) = hls.answer(request.path, query: "") else {
+            guard let (body, type) = hls.answer(request.path, query: access?.pageQuery(for: request.query) ?? "") else {
                 return answer(c, HTTPResponse.text("404 Not Found", body: "no such segment (yet, or any more): read \(HLSPlaylist.playlistPath)\n",
                                                    extra: HTTPResponse.live, head: headOnly), now: now)
             }
