@@ -64,6 +64,8 @@ enum DashboardPage {
     .live { color: #6fd08c; } .warn { color: #f2c14e; } .bad { color: #f26b5e; }
     .meter { height: .7em; background: #2a2f38; border-radius: 3px; overflow: hidden; }
     .meter div { height: 100%; background: linear-gradient(90deg, #6fd08c 70%, #f2c14e 85%, #f26b5e); }
+    table#sources { table-layout: fixed; }
+    #sources td.source-name { width: 40%; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
     ul#warnings { margin: 0; padding-left: 1.2em; max-height: 12em; overflow: auto; color: #f2c14e; }
     #errors { color: #f26b5e; white-space: pre-wrap; margin: 0; }
     #errors:empty { display: none; }
@@ -259,12 +261,14 @@ enum DashboardPage {
     function renderSources(s) {
       const section = document.getElementById("sources-section");
       const table = document.getElementById("sources");
-      const sources = s.sources || [];
+      // Levels are audio's: a video source has none to show.
+      const sources = (s.sources || []).filter(source => source.kind === "audio");
       section.hidden = sources.length === 0;
       table.replaceChildren();
       sources.forEach(source => {
         const row = table.insertRow();
-        cell(row, source.label + " " + (source.name || ""));
+        // A long device name (PulseAudio's) is cut to the box; the whole name is its tooltip.
+        cell(row, source.label + " " + (source.name || ""), "source-name").title = source.name || "";
         cell(row, source.state || "", stateClass(source.state), "sources.state");
         const meter = row.insertCell();
         meter.style.width = "40%";
