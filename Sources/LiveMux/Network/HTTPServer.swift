@@ -89,9 +89,10 @@ final class HTTPServer: @unchecked Sendable {
     /// A server that never ran (its session failed to build) still holds its sockets: free them.
     deinit { stop() }
 
-    /// The URL of each stream viewers can open, FLV first, with the viewer key when there is one.
+    /// The URL of each stream players open, FLV first, with the viewer key when there is one. The
+    /// browsers' stream is not among them: the dashboard's URL is a browser's (its page plays it).
     var viewerURLs: [String] {
-        fanOuts.keys.sorted { $0.hasSuffix(".flv") && !$1.hasSuffix(".flv") }.map(url)
+        fanOuts.keys.filter { $0 != BrowserStream.path }.sorted { $0.hasSuffix(".flv") && !$1.hasSuffix(".flv") }.map(url)
     }
 
     /// The dashboard's page, with the viewer key when there is one (without it: 403).
