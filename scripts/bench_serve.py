@@ -237,3 +237,64 @@ def serve_case(args, tmp, livemux):
         if errors:
             lines.append(f"First decode errors of {path}: `{' / '.join(errors[:3])}`.")
     return lines
+
+
+BROWSER_VIEWERS = 100
+
+
+def browser_case(args, tmp, livemux):
+    """Case 11: what a browser viewer costs against an HTTP-FLV one. One `livemux serve`, then
+    100 loadgen viewers of /live.mp4 (fragmented MP4 for Media Source Extensions) and 100 of
+    /live.flv in alternating windows of the same run, and a window with none; the server's CPU
+    in each. The MP4 muxer runs whether anyone watches or not, so the idle window is the floor."""
+    if not shutil.which("gcc"):
+        sys.exit("error: the browser case needs gcc (run scripts/setup --test as root)")
+    loadgen = f"{tmp}/loadgen"
+    subprocess.run(["gcc", "-O2", "-o", loadgen, os.path.join(os.path.dirname(os.path.abspath(__file__)), "loadgen.c")], check=True)
+    window = 5 if args.quick else 10
+    load = open("/proc/loadavg").read().split()[:3]
+    port = free_port()
+    server = subprocess.Popen([livemux, "serve", "-q", "--listen", f"127.0.0.1:{port}"] + STREAM,
+                              stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                              preexec_fn=raise_descriptor_limit)
+    pairs, idle, decode = [], [], {}
+    try:
+        wait_for_port(port)
+        time.sleep(2)  # the first keyframe is cached: every viewer starts at once
+        for i in range(args.pairs):
+            order = ("/live.flv", "/live.mp4") if i % 2 == 0 else ("/live.mp4", "/live.flv")
+            pair = {}
+            for path in order:
+                last = i == args.pairs - 1
+                save = f"{tmp}/browser-viewer{path.replace('/', '-')}" if last else None
+                pair[path] = viewer_phase(loadgen, f"http://127.0.0.1:{port}{path}", BROWSER_VIEWERS, window, server.pid, save)
+                if save:
+                    decode[path] = decode_errors(save, "flv" if path.endswith(".flv") else "mov")
+                time.sleep(SETTLE_S)
+            pairs.append(pair)
+            cpu0, t0 = cpu_seconds(server.pid), time.monotonic()
+            time.sleep(window)
+            idle.append((cpu_seconds(server.pid) - cpu0) * 10 / (time.monotonic() - t0))
+    finally:
+        stop(server, signal.SIGINT, 20)
+    load_after = open("/proc/loadavg").read().split()[:3]
+    floor = statistics.median(idle)
+    ratios = [p["/live.mp4"]["cpu10"] / p["/live.flv"]["cpu10"] for p in pairs]
+    fanout = [(p["/live.mp4"]["cpu10"] - floor) / max(1e-9, p["/live.flv"]["cpu10"] - floor) for p in pairs]
+    lines = [f"### 11. Browser viewers against HTTP-FLV viewers ({BROWSER_VIEWERS} each, 640x360 30 fps 500 kbit/s;"
+             f" {window} s windows, {args.pairs} alternating pairs, one livemux serve)", "",
+             "| pair | /live.flv CPU s per 10 s | /live.mp4 CPU s per 10 s | no viewers | mp4 / flv | served flv / mp4 | KB per viewer flv / mp4, median |",
+             "|---|---|---|---|---|---|---|"]
+    for i, (p, r, n) in enumerate(zip(pairs, ratios, idle), 1):
+        flv, mp4 = p["/live.flv"], p["/live.mp4"]
+        lines.append(f"| {i} | {flv['cpu10']:.2f} | {mp4['cpu10']:.2f} | {n:.2f} | {r:.2f} | {flv['served']} / {mp4['served']} | "
+                     f"{flv['bytes_median'] / 1000:.0f} / {mp4['bytes_median'] / 1000:.0f} |")
+    lines += ["", f"100 browser viewers cost **{statistics.median(ratios):.2f}×** ({min(ratios):.2f}–{max(ratios):.2f}) the server CPU of"
+              f" 100 HTTP-FLV viewers (target ≤ 1.2); above the no-viewer floor ({floor:.2f} s per 10 s, which includes the"
+              f" MP4 muxer and HLS cutting that run whether anyone watches), {statistics.median(fanout):.2f}×"
+              f" ({min(fanout):.2f}–{max(fanout):.2f}). Decode errors of one viewer's body in the last pair:"
+              f" flv {len(decode.get('/live.flv', []))}, mp4 {len(decode.get('/live.mp4', []))}."
+              f" Load average before / after: {' '.join(load)} / {' '.join(load_after)} (shared machine)."]
+    if server.returncode != 0:
+        lines.append(f"livemux serve exited {server.returncode}.")
+    return lines

@@ -17,6 +17,9 @@ public final class OutputContainer: @unchecked Sendable {
     private static let outputBufferSize: Int32 = 32 * 1024
     private let seekable: Bool
     private let options: [(String, String)]
+    /// After each packet, `av_write_frame(ctx, NULL)`: a fragmenting muxer (`mp4` with
+    /// `frag_custom`) then emits that packet's fragment now, not when the next packet arrives.
+    private let flushesEachPacket: Bool
     /// Bytes produced so far: the offset the next bytes land at in a file.
     @exclusivity(unchecked) private var bytesWritten: Int64 = 0
 
@@ -26,12 +29,14 @@ public final class OutputContainer: @unchecked Sendable {
     ///     earlier bytes (a regular file). Muxers write a different header and trailer for
     ///     non-seekable outputs (ASF's broadcast flag, no FLV duration placeholders).
     ///   - options: private options of the muxer (`packet_size`, `flvflags`).
-    public init(formatName: String, seekable: Bool, options: [(String, String)] = []) throws {
+    ///   - flushesEachPacket: see the property.
+    public init(formatName: String, seekable: Bool, options: [(String, String)] = [], flushesEachPacket: Bool = false) throws {
         var ctx: UnsafeMutablePointer<AVFormatContext>? = nil
         try check(avformat_alloc_output_context2(&ctx, nil, formatName, nil), "avformat_alloc_output_context2(\(formatName))")
         context = ctx
         self.seekable = seekable
         self.options = options
+        self.flushesEachPacket = flushesEachPacket
         guard let buffer = av_malloc(Int(Self.outputBufferSize)) else { throw outOfMemory("av_malloc") }
         let opaque = Unmanaged.passUnretained(collector).toOpaque()
         output = avio_alloc_context(buffer.assumingMemoryBound(to: UInt8.self), Self.outputBufferSize, 1, opaque, nil, { opaque, data, count in
@@ -106,9 +111,12 @@ public final class OutputContainer: @unchecked Sendable {
         (p.pointee.pts, p.pointee.dts, p.pointee.duration, p.pointee.stream_index) = (pts, dts, duration, Int32(stream))
         // Without `buf`, av_write_frame borrows the payload for the call instead of taking a
         // reference (an allocation and two atomic counts on memory the reader thread owns).
-        // ASF and FLV copy what they write; a bitstream filter a muxer adds copies it first.
+        // ASF, FLV and fragmenting MP4 copy what they write; a bitstream filter a muxer adds copies it first.
         p.pointee.buf = nil
-        return try collect { ctx in try check(av_write_frame(ctx, p), "av_write_frame") }
+        return try collect { ctx in
+            try check(av_write_frame(ctx, p), "av_write_frame")
+            if flushesEachPacket { try check(av_write_frame(ctx, nil), "av_write_frame(flush)") }
+        }
     }
 
     /// What the trailer produced: bytes to append, and for a seekable output the earlier bytes it

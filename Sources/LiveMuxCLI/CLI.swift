@@ -15,7 +15,7 @@ public enum CLI {
     COMMANDS
       record    capture from devices or test sources, encode (H.264/HEVC + AAC), mux live
                 try: livemux record -t 10 -o demo.asf   (then: ffplay demo.asf)
-      serve     the same, and serve live viewers over HTTP (/live.flv, /live.asf)
+      serve     the same, and serve live viewers over HTTP (/live.flv, /live.asf, /live.mp4, HLS)
                 try: livemux serve --listen 127.0.0.1:8080   (then: ffplay http://127.0.0.1:8080/live.flv)
       mux       mux already-encoded H.264/HEVC + AAC (files, elementary streams) without re-encoding
                 try: livemux mux --video clip.h264 --audio clip.aac -o clip.flv

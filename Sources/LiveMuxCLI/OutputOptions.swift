@@ -88,15 +88,17 @@ struct OutputOptions {
     """
 
     static let listenHelp = """
-      --listen HOST:PORT    serve live viewers over HTTP (/live.flv, /live.asf). HOST is an IPv4
+      --listen HOST:PORT    serve live viewers over HTTP (/live.flv, /live.asf; browsers:
+                            /live.mp4 and HLS /live.m3u8, H.264 and AAC). HOST is an IPv4
                             address, [IPv6] such as [::1], or localhost (127.0.0.1); a bare
                             PORT (8080 or :8080) means 127.0.0.1; port 0 picks a free one.
                             Loopback unless told otherwise: 0.0.0.0:8080 or [::]:8080 let other
                             machines watch (with a warning). The viewer and dashboard URLs are
                             printed at start, with -q too (the port bound is no chatter);
                             / lists the streams, codecs and viewer counts (JSON: /?format=json);
-                            a browser gets the dashboard there (also /stats, /events,
-                            /history, /snapshot.jpg: see --http in record).
+                            a browser gets the dashboard there, which plays the stream
+                            (also /stats, /events, /history, /snapshot.jpg: see --http in
+                            record).
     """
 
     static let viewerHelp = """

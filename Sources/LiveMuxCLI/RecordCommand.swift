@@ -109,6 +109,8 @@ struct RecordCommand {
 
     Serves the live stream over HTTP to thousands of viewers from one encode and one thread:
       http://HOST:PORT/live.flv   and   http://HOST:PORT/live.asf   (http://HOST:PORT/ lists them)
+    and to browsers from the same encode: http://HOST:PORT/ plays it (fragmented MP4 at
+    /live.mp4 through Media Source Extensions), and HLS is at /live.m3u8.
     A viewer joining mid-stream starts at the latest keyframe. -o outputs work as in record.
 
     \(OutputOptions.listenHelp)

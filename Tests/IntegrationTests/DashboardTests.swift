@@ -191,7 +191,8 @@ final class DashboardTests: TemporaryDirectoryTestCase {
             XCTAssertTrue(html.contains(#"<span id="connection" class="live">live</span>"#), html)
             let media = try XCTUnwrap(html.firstMatch(of: /data-stat="media_time_s">([0-9.]+)</)?.1, html)
             times.append(try XCTUnwrap(Double(media)))
-            XCTAssertNotNil(html.firstMatch(of: /data-stat="viewers.count">0</), "the viewers: \(html)")
+            // The page's own video is a viewer of /live.mp4.
+            XCTAssertNotNil(html.firstMatch(of: /data-stat="viewers.count">1</), "the viewers: \(html)")
             let videoRate = html.firstMatch(of: /data-stat="video.bitrate_kbps">([0-9.]+)</).flatMap { Double($0.1) }
             XCTAssertGreaterThan(videoRate ?? 0, 0, "video bit rate: \(html)")
             if load == 1 {
@@ -224,5 +225,30 @@ final class DashboardTests: TemporaryDirectoryTestCase {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task")) ?? []
         return tasks.compactMap { try? String(contentsOfFile: "/proc/\(pid)/task/\($0)/comm", encoding: .utf8) }
             .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+    /// The audio-level panel lists audio sources only, and a long source name (PulseAudio's
+    /// `alsa_input.pci-0000_00_1f.3.analog-stereo` and longer) stays inside its box, cut with an
+    /// ellipsis and whole in its tooltip (issue 42, item 1: the name overflowed the box and the
+    /// video source was listed among the levels).
+    func testTheAudioLevelsListAudioOnlyAndLongNamesStayInTheirBox() throws {
+        try Browser.skipUnlessAvailable()
+        let long = "lavfi:sine=frequency=440:sample_rate=48000:beep_factor=0:samples_per_frame=1024,aformat=channel_layouts=stereo,volume=0.5"
+        let serve = try ServingLivemux(["serve", "--listen", "127.0.0.1:0", "-t", "30", "--size", "320x240", "--audio", long], directory: dir)
+        let page = try XCTUnwrap(serve.dashboardURL(), serve.stderr)
+        let table = "document.getElementById('sources')"
+        let browser = try Browser.open(page, ["--wait", "#sources td", "--seconds", "1",
+                                              "--eval", "\(table).rows.length",
+                                              "--eval", "\(table).rows[0].cells[0].textContent",
+                                              "--eval", "\(table).rows[0].cells[0].title",
+                                              "--eval", "\(table).scrollWidth <= document.getElementById('sources-section').clientWidth",
+                                              "--eval", "\(table).getBoundingClientRect().right <= document.getElementById('sources-section').getBoundingClientRect().right"])
+        XCTAssertEqual(browser.status, 0, browser.stderr)
+        XCTAssertEqual(try browser.value(0) as? Int, 1, "one audio source, and no video source among the levels")
+        XCTAssertEqual(try browser.value(1) as? String, "a0 " + long)
+        XCTAssertEqual(try browser.value(2) as? String, long, "the whole name in the tooltip")
+        XCTAssertEqual(try browser.value(3) as? Bool, true, "the table is no wider than its box")
+        XCTAssertEqual(try browser.value(4) as? Bool, true, "and ends inside it")
+        serve.stop()
+        XCTAssertEqual(serve.wait(), 0, serve.stderr)
     }
 }

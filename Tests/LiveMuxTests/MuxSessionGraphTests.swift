@@ -6,7 +6,7 @@ import FFmpeg
 
 /// The output graph `MuxSession` builds: one container writer per container and kind of
 /// destination (files seek back to finish their header, streams do not), each with its sinks in
-/// the order given; live viewers get a hub on every container's stream; a `Muxer`'s own sinks
+/// the order given; live viewers get a hub on every container's stream and the browsers' MP4; a `Muxer`'s own sinks
 /// join the writer of their container and kind. Then packets through a real graph: outputs of one
 /// writer get the same bytes, outputs of another writer their own.
 final class MuxSessionGraphTests: TemporaryDirectoryTestCase {
@@ -16,7 +16,8 @@ final class MuxSessionGraphTests: TemporaryDirectoryTestCase {
             XCTAssertEqual(route.writer?.format, route.format)
             XCTAssertEqual(route.writer?.seekable, route.seekable)
             let names = route.sinks.map { $0.name.replacingOccurrences(of: dir + "/", with: "") }
-            return "\(route.format.rawValue) \(route.seekable ? "file" : "stream"): \(names.joined(separator: ", "))"
+            // No container: the browsers' fragmented MP4 (BrowserStream).
+            return "\(route.format?.rawValue ?? "mp4") \(route.seekable ? "file" : "stream"): \(names.joined(separator: ", "))"
         }
     }
 
@@ -41,8 +42,8 @@ final class MuxSessionGraphTests: TemporaryDirectoryTestCase {
 
     func testLiveViewersGetAHubOnEveryContainersStream() throws {
         let s = try session([(.file("\(dir)/a.asf"), .asf), (.standardOutput, .asf)], listen: ListenAddress(host: "127.0.0.1", port: 0))
-        XCTAssertEqual(graph(s), ["asf file: a.asf", "asf stream: /live.asf, stdout", "flv stream: /live.flv"],
-                       "the hubs first (made before any sink), then the outputs")
+        XCTAssertEqual(graph(s), ["asf file: a.asf", "asf stream: /live.asf, stdout", "flv stream: /live.flv", "mp4 stream: /live.mp4, /live.m3u8"],
+                       "the hubs first (made before any sink), then the outputs; browsers' MP4 and HLS from the same packets last")
     }
 
     func testAMuxersOwnSinksJoinTheWriterOfTheirContainerAndKind() throws {

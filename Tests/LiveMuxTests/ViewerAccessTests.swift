@@ -28,6 +28,23 @@ final class ViewerAccessTests: XCTestCase {
         XCTAssertFalse(access.allows(path: "/live.flv", query: "key=k%26y%3Ds3cret&sig=00", now: now))
     }
 
+    /// A signature over `*` opens every path until it expires; the page answered to a signed link
+    /// hands its requests one with the link's expiry, and to a key link the key.
+    func testASignatureOverEveryPathAndWhatThePageCarries() throws {
+        let access = try XCTUnwrap(ViewerAccess(key: "k&y=s3cret"))
+        let now = Date(timeIntervalSince1970: 1_000_000)
+        let every = try access.signature(path: "*", expires: "1000060")
+        for path in ["/", "/stats", "/live.mp4", "/live/3.m4s"] {
+            XCTAssertTrue(access.allows(path: path, query: "expires=1000060&sig=\(every)", now: now), path)
+        }
+        XCTAssertFalse(access.allows(path: "/stats", query: "expires=1000060&sig=\(every)", now: now.addingTimeInterval(61)), "expired")
+        let page = try access.signature(path: "/", expires: "1000060")
+        XCTAssertFalse(access.allows(path: "/stats", query: "expires=1000060&sig=\(page)", now: now), "a link for / opens / alone")
+        XCTAssertEqual(access.pageQuery(for: "expires=1000060&sig=\(page)"), "expires=1000060&sig=\(every)")
+        XCTAssertEqual(access.pageQuery(for: "key=k%26y%3Ds3cret"), "key=k%26y%3Ds3cret")
+        XCTAssertEqual(access.pageQuery(for: ""), "")
+    }
+
     func testConstantTimeComparison() {
         XCTAssertTrue(ViewerAccess.equalInConstantTime(Array("abc".utf8), Array("abc".utf8)))
         XCTAssertFalse(ViewerAccess.equalInConstantTime(Array("abc".utf8), Array("abd".utf8)))

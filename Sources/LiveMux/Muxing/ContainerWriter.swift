@@ -4,7 +4,8 @@ import FFmpeg
 /// time bases the muxer chose, and the last DTS written per stream.
 final class ContainerWriter: @unchecked Sendable {
     // Used by the mux thread only.
-    let format: ContainerFormat
+    /// The container; nil for the browsers' fragmented MP4 (`BrowserStream`).
+    let format: ContainerFormat?
     let seekable: Bool
     private let container: any ContainerMuxer
     // `@exclusivity(unchecked)`: fields of the per-packet path, used by one thread (or under a
@@ -12,6 +13,8 @@ final class ContainerWriter: @unchecked Sendable {
     @exclusivity(unchecked) private var streamIndex = PerStream<Int?>(repeating: nil)
     @exclusivity(unchecked) private var outputTimeBase = PerStream<Rational?>(repeating: nil)
     @exclusivity(unchecked) private var lastDTS = PerStream<Int64?>(repeating: nil)
+    /// `lastDTS` in milliseconds, the one clock every stream's packets compare on (and chunks carry).
+    @exclusivity(unchecked) private var lastMilliseconds = PerStream<Int64?>(repeating: nil)
     /// Where this writer's timestamps start (a segment's first keyframe: DTS and time base); nil: 0.
     @exclusivity(unchecked) private var origin: (dts: Int64, timeBase: Rational)?
     /// The origin is the first packet's DTS (an output added while the job runs: its keyframe).
@@ -61,6 +64,22 @@ final class ContainerWriter: @unchecked Sendable {
         self.container = container
     }
 
+    /// The browsers' stream (`BrowserStream`): fragmented MP4 on the media clock, one fragment a
+    /// packet, from the same packets as every other writer.
+    init(browserStreams streams: [StreamDescription]) throws {
+        format = nil
+        seekable = false
+        startsAtFirstPacket = false
+        let sorted = streams.sorted(by: { $0.kind < $1.kind })
+        if let refused = sorted.first(where: { !BrowserStream.canCarry($0) }) {
+            throw LiveMuxError.unsupported("the browser stream (\(BrowserStream.path)) cannot carry \(refused.parameters.codecName): browsers play H.264 and AAC")
+        }
+        let container = try OutputContainer(formatName: BrowserStream.muxerName, seekable: false, options: BrowserStream.muxerOptions,
+                                            flushesEachPacket: true)
+        for s in sorted { streamIndex[s.kind] = try container.addStream(s.parameters, timeBase: s.timeBase) }
+        self.container = container
+    }
+
     func header() throws -> Chunk {
         let bytes = try container.writeHeader().array
         let bases = container.streamTimeBases
@@ -95,13 +114,16 @@ final class ContainerWriter: @unchecked Sendable {
         // Never backwards across streams: ASF aborts if that happens inside one of its packets.
         // Only a packet released early by a full queue (MuxQueue.pop) can get here.
         // The mux thread counts what comes back nil as dropped.
-        if dts < max(lastDTS.video ?? .min, lastDTS.audio ?? .min) { return nil }
+        // Compared in milliseconds: MP4's streams each keep a clock of their own.
+        let dtsMilliseconds = tb == Rational.milliseconds ? dts : Timestamp.rescale(dts, from: tb, to: Rational.milliseconds)
+        if dtsMilliseconds < max(lastMilliseconds.video ?? .min, lastMilliseconds.audio ?? .min) { return nil }
         lastDTS[p.stream] = dts
+        lastMilliseconds[p.stream] = dtsMilliseconds
         // Several writers may share one encoded packet: the container writes it with this
         // writer's timestamps and leaves it as it was.
         let bytes = try container.write(p.packet, stream: index, pts: pts, dts: dts,
                                         duration: Timestamp.rescale(p.packet.duration, from: p.timeBase, to: tb))
-        return Chunk(kind: .media(stream: p.stream, dts: dts, isKeyframe: p.isKeyframe), muxed: bytes,
+        return Chunk(kind: .media(stream: p.stream, dts: dtsMilliseconds, isKeyframe: p.isKeyframe), muxed: bytes,
                      captureTime: p.captureTime)
     }
 

@@ -2,7 +2,8 @@
 /// `OutputGraph.Writer` (the plan) and what its mux thread then writes every packet through. One
 /// type from the session's `init` to the last trailer, so an output is not translated on the way.
 struct MuxRoute {
-    let format: ContainerFormat
+    /// nil: the browsers' fragmented MP4 (`BrowserStream`), fed to `/live.mp4` and the HLS playlist.
+    let format: ContainerFormat?
     let seekable: Bool
     /// Cuts its one file into segments (`OutputGraph.Writer.segmented`).
     let segmented: Bool
@@ -23,5 +24,13 @@ struct MuxRoute {
         format = plan.format
         seekable = plan.seekable
         segmented = plan.segmented
+    }
+
+    /// The browsers' stream and its sinks.
+    init(browserSinks: [ChunkSink]) {
+        format = nil
+        seekable = false
+        segmented = false
+        sinks = browserSinks
     }
 }

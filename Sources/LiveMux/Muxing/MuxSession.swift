@@ -69,6 +69,7 @@ final class MuxSession: @unchecked Sendable {
         // Live viewers: one hub per container, fed by its streaming muxer.
         let countDropped: @Sendable (Int) -> Void = { statistics.countOutputDropped($0) }
         var hubs: [StreamHub] = []
+        var playlist: HLSPlaylist?
         for (i, writer) in graph.writers.enumerated() {
             if writer.callerSinks, let extra = extraRoute { routes[i].sinks += extra.sinks }
             guard writer.viewers else { continue }
@@ -77,6 +78,14 @@ final class MuxSession: @unchecked Sendable {
                                 queueLimit: outputs.queueCapacity, countDropped: countDropped)
             hubs.append(hub)
             routes[i].sinks.append(hub)
+        }
+        // Browsers: fragmented MP4 from the same packets, served beside the containers' streams.
+        if !hubs.isEmpty {
+            let hub = StreamHub(name: BrowserStream.path, contentType: "video/mp4", queueLimit: outputs.queueCapacity, countDropped: countDropped)
+            hubs.append(hub)
+            let hls = HLSPlaylist()
+            routes.append(MuxRoute(browserSinks: [hub, hls]))
+            playlist = hls
         }
         self.hubs = hubs
         flvHEVC = outputs.flvHEVC
@@ -90,7 +99,7 @@ final class MuxSession: @unchecked Sendable {
         statistics.outputsGiven(outputNames)
         server = try outputs.listen.map { address in
             try HTTPServer(address: address, option: outputs.addressOption, routes: Dictionary(uniqueKeysWithValues: hubs.map { ($0.name, $0) }),
-                           maxViewers: outputs.maxViewers, access: outputs.viewerAccess,
+                           hls: playlist, maxViewers: outputs.maxViewers, access: outputs.viewerAccess,
                            dashboard: Dashboard(statistics: { statistics.snapshot }), control: outputs.controlAccess.map { ControlAPI(access: $0) })
         }
         if let warning = server?.warning { report(warning) }
@@ -134,16 +143,27 @@ final class MuxSession: @unchecked Sendable {
     private static func makeWriters(_ routes: inout [MuxRoute], _ streams: [ContainerWriter.StreamDescription], hubs: [StreamHub],
                                     streamingASFPacketSize: Int?, flvHEVC: FLVHEVCMode, segments: SegmentPlan?,
                                     startsAtFirstPacket: Bool = false) throws {
+        if let b = routes.firstIndex(where: { $0.format == nil && $0.writer == nil }), !streams.allSatisfy(BrowserStream.canCarry) {
+            // No browser stream for these codecs: /live.mp4 then answers that the stream ended.
+            for case let hub as StreamHub in routes[b].sinks { try? hub.close() }
+            routes.remove(at: b)
+        }
         for i in routes.indices where routes[i].writer == nil {
             let r = routes[i]
+            guard let format = r.format else {
+                routes[i].writer = try ContainerWriter(browserStreams: streams)
+                for case let hub as StreamHub in r.sinks { hub.contentType = BrowserStream.contentType(streams) }
+                for case let hls as HLSPlaylist in r.sinks { hls.hasVideo = streams.contains { $0.kind == .video } }
+                continue
+            }
             guard r.segmented, let plan = segments else {
-                routes[i].writer = try ContainerWriter(format: r.format, seekable: r.seekable, streams: streams,
+                routes[i].writer = try ContainerWriter(format: format, seekable: r.seekable, streams: streams,
                                                        asfPacketSize: r.seekable ? nil : streamingASFPacketSize, flvHEVC: flvHEVC,
                                                        startsAtFirstPacket: startsAtFirstPacket)
                 continue
             }
             let segmenter = Segmenter(plan: plan, hasVideo: streams.contains { $0.kind == .video }) { origin in
-                try ContainerWriter(format: r.format, seekable: true, streams: streams, flvHEVC: flvHEVC,
+                try ContainerWriter(format: format, seekable: true, streams: streams, flvHEVC: flvHEVC,
                                     origin: origin.map { ($0.dts, $0.timeBase) })
             }
             routes[i].writer = try segmenter.firstWriter()

@@ -1,7 +1,10 @@
+import Foundation
+
 /// The dashboard's page, served at `/` to a browser (`Accept: text/html`): one self-contained
 /// document, no external script, style or font. Its script reads `/events` (one object a second,
 /// docs/stats.schema.json) after `/history` (the plotted fields of the last five minutes), and refreshes
-/// `/snapshot.jpg` once a second while the tab is visible. Every live value carries
+/// `/snapshot.jpg` once a second while the tab is visible. Its `<video>` plays `/live.mp4`
+/// (`BrowserStream`) through Media Source Extensions near the live edge. Every live value carries
 /// `data-stat="NAME"`, its name in the schema (`latency_ms.p99` for a nested one), and script
 /// errors are written into `#errors`, so tests and scrapers read the page as a person sees it.
 /// Opened as `/#control=KEY` (the key of `--control-key-file`), it also shows the controls of
@@ -12,6 +15,25 @@
 enum DashboardPage {
     /// The layouts the page offers, as JSON strings: the names `PUT /api/layout` takes.
     private static let layoutNames = VideoLayout.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+
+    /// Where `page(access:stream:)` writes the query that lets the page's own requests in, and
+    /// the path of the stream its video plays.
+    private static let accessPlaceholder = "ACCESS_QUERY"
+    private static let streamPlaceholder = "LIVE_STREAM_PATH"
+
+    /// The page, its requests carrying `access` (`key=KEY`, or `expires=T&sig=HEX` signed over
+    /// `*`; empty: they carry what the page's own address does), its video playing `stream`
+    /// (nil: the server streams nothing a browser plays, as with `--http`; no video then).
+    static func page(access: String, stream: String?) -> String {
+        html.replacingOccurrences(of: accessPlaceholder, with: scriptString(access))
+            .replacingOccurrences(of: streamPlaceholder, with: scriptString(stream ?? ""))
+    }
+
+    /// `text` as a JavaScript string literal that cannot end the script element.
+    private static func scriptString(_ text: String) -> String {
+        let literal = (try? JSONEncoder().encode(text)).map { String(decoding: $0, as: UTF8.self) } ?? "\"\""
+        return literal.replacingOccurrences(of: "<", with: "\\u003c")
+    }
 
     static let html = #"""
     <!doctype html>
@@ -28,6 +50,10 @@ enum DashboardPage {
     main { display: grid; grid-template-columns: minmax(320px, 640px) 1fr; gap: 1em; padding: 1em; }
     section { background: #1d2128; border-radius: 6px; padding: .6em .8em; margin-bottom: 1em; }
     h2 { font-size: .95em; margin: 0 0 .4em; color: #9aa4b2; font-weight: 600; }
+    video#live { width: 100%; background: #000; border-radius: 4px; display: block; min-height: 90px; }
+    .live-line { display: flex; gap: 1em; align-items: baseline; margin: .4em 0 0; font-variant-numeric: tabular-nums; }
+    #unmute { font: inherit; color: inherit; background: #2a2f38; border: 1px solid #3a414d; border-radius: 4px; padding: .1em .5em; }
+    #unmute[hidden] { display: none; }
     img#snapshot { width: 100%; background: #000; border-radius: 4px; display: block; min-height: 90px; }
     .plots { display: grid; grid-template-columns: repeat(auto-fill, minmax(300px, 1fr)); gap: 1em; }
     canvas { width: 100%; height: 120px; display: block; }
@@ -38,6 +64,8 @@ enum DashboardPage {
     .live { color: #6fd08c; } .warn { color: #f2c14e; } .bad { color: #f26b5e; }
     .meter { height: .7em; background: #2a2f38; border-radius: 3px; overflow: hidden; }
     .meter div { height: 100%; background: linear-gradient(90deg, #6fd08c 70%, #f2c14e 85%, #f26b5e); }
+    table#sources { table-layout: fixed; }
+    #sources td.source-name { width: 40%; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
     ul#warnings { margin: 0; padding-left: 1.2em; max-height: 12em; overflow: auto; color: #f2c14e; }
     #errors { color: #f26b5e; white-space: pre-wrap; margin: 0; }
     #errors:empty { display: none; }
@@ -66,6 +94,12 @@ enum DashboardPage {
     <pre id="errors"></pre>
     <main>
     <div>
+      <section id="live-section" hidden>
+        <h2>Live</h2>
+        <video id="live" muted autoplay playsinline></video>
+        <p class="live-line"><button id="unmute" type="button" hidden>sound on</button>
+          <span><span data-stat="playback_behind_ms">–</span> ms behind live</span></p>
+      </section>
       <section>
         <h2>Picture</h2>
         <img id="snapshot" alt="newest video frame" data-natural-width="0">
@@ -127,9 +161,12 @@ enum DashboardPage {
     window.addEventListener("error", e => report("error: " + e.message + " (" + (e.lineno || "?") + ")"));
     window.addEventListener("unhandledrejection", e => report("error: " + e.reason));
 
+    // What lets the page's own requests in when it was opened with a viewer key or a signed link:
+    // the server writes it here (a signed link's signature, remade for every path: docs/security.md).
+    const ACCESS = ACCESS_QUERY;
     // Whatever the page was opened with (a viewer key) goes to every request it makes.
     function url(path, params) {
-      const q = new URLSearchParams(location.search);
+      const q = new URLSearchParams(ACCESS || location.search);
       for (const [k, v] of Object.entries(params || {})) q.set(k, v);
       const s = q.toString();
       return path + (s ? "?" + s : "");
@@ -224,12 +261,14 @@ enum DashboardPage {
     function renderSources(s) {
       const section = document.getElementById("sources-section");
       const table = document.getElementById("sources");
-      const sources = s.sources || [];
+      // Levels are audio's: a video source has none to show.
+      const sources = (s.sources || []).filter(source => source.kind === "audio");
       section.hidden = sources.length === 0;
       table.replaceChildren();
       sources.forEach(source => {
         const row = table.insertRow();
-        cell(row, source.label + " " + (source.name || ""));
+        // A long device name (PulseAudio's) is cut to the box; the whole name is its tooltip.
+        cell(row, source.label + " " + (source.name || ""), "source-name").title = source.name || "";
         cell(row, source.state || "", stateClass(source.state), "sources.state");
         const meter = row.insertCell();
         meter.style.width = "40%";
@@ -339,6 +378,116 @@ enum DashboardPage {
     snapshot.onload = () => { snapshot.dataset.naturalWidth = snapshot.naturalWidth; setTimeout(refresh, 1000); };
     snapshot.onerror = () => setTimeout(refresh, 2000);
     refresh();
+
+    // The live picture and sound: /live.mp4 (fragmented MP4, one fragment a packet) through Media
+    // Source Extensions, muted so it may start by itself; one click turns the sound on. It stays
+    // near the live edge: more than JUMP_S behind, it skips to BEHIND_S behind; between CATCH_UP_S
+    // and JUMP_S it plays CATCH_UP_RATE times faster. "Behind" is media_time_s of /stats, moved on
+    // by the time since that sample, minus currentTime: the stream is on the same media clock.
+    // /stats is sampled once a second, so the sample's age comes from its elapsed_s: the server's
+    // clock is at least elapsed_s when the answer arrives, and the largest such offset seen (polls
+    // every POLL_MS land at every phase of the second) is within a poll of the true one.
+    const LIVE = { JUMP_S: 1.0, BEHIND_S: 0.3, CATCH_UP_S: 0.6, CATCH_UP_RATE: 1.05, KEEP_S: 30, POLL_MS: 170, TICK_MS: 250 };
+    const video = document.getElementById("live");
+    const unmute = document.getElementById("unmute");
+    const behindStat = document.querySelector('[data-stat="playback_behind_ms"]');
+    const STREAM = LIVE_STREAM_PATH;
+    const player = window.livePlayer = { firstFrameMs: null, jumps: 0, behindMs: null, error: null };
+    let liveClock = null;  // { media: media_time_s, elapsed: elapsed_s } of the newest /stats sample
+    let serverOffset = -Infinity;  // the server's elapsed_s minus performance.now() in s, at least
+    function liveEdge() {
+      return liveClock && liveClock.media + (performance.now() / 1000 + serverOffset - liveClock.elapsed);
+    }
+    async function pollLiveClock() {
+      try {
+        const r = await fetch(url("/stats", { t: Date.now() }));
+        if (r.ok) {
+          const s = await r.json();
+          if (typeof s.media_time_s === "number" && typeof s.elapsed_s === "number") {
+            liveClock = { media: s.media_time_s, elapsed: s.elapsed_s };
+            serverOffset = Math.max(serverOffset, s.elapsed_s - performance.now() / 1000);
+          }
+        }
+      } catch (e) { /* the next poll tries again */ }
+      setTimeout(pollLiveClock, LIVE.POLL_MS);
+    }
+    function keepLive() {
+      const b = video.buffered;
+      if (b.length > 0) {
+        const end = b.end(b.length - 1);
+        if (video.currentTime < b.start(0)) video.currentTime = b.start(0);  // the first fragment: its keyframe
+        const edge = liveEdge() ?? end;
+        const behind = edge - video.currentTime;
+        if (behind > LIVE.JUMP_S && Math.min(edge, end) - LIVE.BEHIND_S > video.currentTime) {
+          video.currentTime = Math.min(edge, end) - LIVE.BEHIND_S;
+          video.playbackRate = 1;
+          player.jumps += 1;
+        } else {
+          video.playbackRate = behind > LIVE.CATCH_UP_S ? LIVE.CATCH_UP_RATE : 1;
+        }
+        if (liveClock && video.readyState >= 2) {
+          player.behindMs = Math.round(behind * 1000);
+          behindStat.textContent = player.behindMs;
+        }
+      }
+      setTimeout(keepLive, LIVE.TICK_MS);
+    }
+    async function playLive() {
+      if (!window.MediaSource || !STREAM) return;  // the section stays hidden
+      document.getElementById("live-section").hidden = false;
+      const r = await fetch(url(STREAM));
+      const type = r.headers.get("Content-Type") || "";
+      if (!r.ok || !MediaSource.isTypeSupported(type)) {
+        r.body && r.body.cancel();
+        document.getElementById("live-section").hidden = true;  // a codec browsers lack
+        return;
+      }
+      const source = new MediaSource();
+      video.src = URL.createObjectURL(source);
+      await new Promise(resolve => source.addEventListener("sourceopen", resolve, { once: true }));
+      const buffer = source.addSourceBuffer(type);
+      const pending = [];
+      // One append at a time; between them, what is more than KEEP_S old goes (the buffer is bounded).
+      function pump() {
+        if (buffer.updating || source.readyState !== "open") return;
+        const b = video.buffered;
+        if (b.length > 0 && video.currentTime - b.start(0) > LIVE.KEEP_S) {
+          buffer.remove(0, video.currentTime - LIVE.KEEP_S / 2);
+          return;
+        }
+        if (pending.length === 0) return;
+        const size = pending.reduce((n, p) => n + p.length, 0);
+        const bytes = new Uint8Array(size);
+        let at = 0;
+        for (const p of pending) { bytes.set(p, at); at += p.length; }
+        pending.length = 0;
+        buffer.appendBuffer(bytes);
+      }
+      buffer.addEventListener("updateend", pump);
+      if (video.requestVideoFrameCallback) {
+        video.requestVideoFrameCallback(() => { player.firstFrameMs = Math.round(performance.now()); });
+      } else {
+        video.addEventListener("loadeddata", () => { player.firstFrameMs = Math.round(performance.now()); }, { once: true });
+      }
+      video.play().catch(() => {});
+      unmute.hidden = false;
+      pollLiveClock();
+      keepLive();
+      const reader = r.body.getReader();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) break;
+        pending.push(value);
+        pump();
+      }
+      if (source.readyState === "open" && !buffer.updating) source.endOfStream();
+    }
+    unmute.addEventListener("click", () => {
+      video.muted = false;
+      video.play().catch(() => {});
+      unmute.hidden = true;
+    });
+    playLive().catch(error => { player.error = String(error); report("error: " + STREAM + ": " + error); });
 
     // The controls, for whoever opened the page with the control key (#control=KEY): the fragment
     // is read once into the tab's sessionStorage and taken out of the address bar and history.

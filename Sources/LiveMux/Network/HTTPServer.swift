@@ -23,6 +23,8 @@ final class HTTPServer: @unchecked Sendable {
     /// The control API under `/api` (nil: off, `/api` is an unknown path).
     let controlAPI: ControlAPI?
     private let fanOuts: [String: StreamFanOut]
+    /// HLS of the browsers' stream (`/live.m3u8`), when the session makes one.
+    private let hls: HLSPlaylist?
     private let listener: HTTPListener
     private let events: EventPoll
     private struct Control {
@@ -51,13 +53,14 @@ final class HTTPServer: @unchecked Sendable {
     /// Binds and listens (so a busy port fails before anything is recorded); `start` runs the loop.
     /// `address` is then the one bound: port 0 becomes the port the kernel chose. `option` names
     /// where the address came from, for the hint of a failure.
-    init(address: ListenAddress, option: String = "--listen", routes: [String: StreamHub], maxViewers: Int = defaultMaxViewers, access: ViewerAccess? = nil,
+    init(address: ListenAddress, option: String = "--listen", routes: [String: StreamHub], hls: HLSPlaylist? = nil, maxViewers: Int = defaultMaxViewers, access: ViewerAccess? = nil,
          dashboard: Dashboard = Dashboard(statistics: { StatisticsSnapshot() }), control: ControlAPI? = nil) throws {
         self.maxViewers = maxViewers
         controlAPI = control
         self.access = access
         self.dashboard = dashboard
         fanOuts = routes.mapValues { StreamFanOut(hub: $0) }
+        self.hls = hls
         let limit = FileLimit.raiseToHard()
         let needed = maxViewers + HTTPConnectionTable.maxPendingConnections + Self.reservedDescriptors
         if let limit, limit < needed {
@@ -86,9 +89,10 @@ final class HTTPServer: @unchecked Sendable {
     /// A server that never ran (its session failed to build) still holds its sockets: free them.
     deinit { stop() }
 
-    /// The URL of each stream viewers can open, FLV first, with the viewer key when there is one.
+    /// The URL of each stream players open, FLV first, with the viewer key when there is one. The
+    /// browsers' stream is not among them: the dashboard's URL is a browser's (its page plays it).
     var viewerURLs: [String] {
-        fanOuts.keys.sorted { $0.hasSuffix(".flv") && !$1.hasSuffix(".flv") }.map(url)
+        fanOuts.keys.filter { $0 != BrowserStream.path }.sorted { $0.hasSuffix(".flv") && !$1.hasSuffix(".flv") }.map(url)
     }
 
     /// The dashboard's page, with the viewer key when there is one (without it: 403).
@@ -232,7 +236,8 @@ final class HTTPServer: @unchecked Sendable {
                                                head: headOnly), now: now)
         }
         // A browser's CORS preflight; one for an unknown path gets the 404 below.
-        if request.method == "OPTIONS" && (request.path == "/" || fanOuts[request.path] != nil || Dashboard.paths.contains(request.path)) {
+        if request.method == "OPTIONS" && (request.path == "/" || fanOuts[request.path] != nil || Dashboard.paths.contains(request.path)
+                                           || (hls != nil && HLSPlaylist.serves(request.path))) {
             return answer(c, HTTPResponse.preflight(requestedHeaders: request.requestedHeaders), now: now)
         }
         guard request.method == "GET" || headOnly || request.method == "OPTIONS" else {
@@ -240,10 +245,20 @@ final class HTTPServer: @unchecked Sendable {
                                                extra: "Allow: \(HTTPResponse.methods)\r\n"), now: now)
         }
         if request.path == "/" && request.wantsHTML {
-            return answer(c, HTTPResponse.text("200 OK", body: DashboardPage.html, contentType: "text/html; charset=utf-8",
+            // The page's own requests carry what let this one in (a signed link: remade for every path).
+            let stream = fanOuts[BrowserStream.path].flatMap { $0.ended ? nil : BrowserStream.path }
+            let page = DashboardPage.page(access: access?.pageQuery(for: request.query) ?? "", stream: stream)
+            return answer(c, HTTPResponse.text("200 OK", body: page, contentType: "text/html; charset=utf-8",
                                                extra: "Cache-Control: no-cache\r\n", head: headOnly), now: now)
         }
         if Dashboard.paths.contains(request.path) { return routeDashboard(c, request, now: now) }
+        if let hls, HLSPlaylist.serves(request.path) {
+            guard let (body, type) = hls.answer(request.path, query: access?.pageQuery(for: request.query) ?? "") else {
+                return answer(c, HTTPResponse.text("404 Not Found", body: "no such segment (yet, or any more): read \(HLSPlaylist.playlistPath)\n",
+                                                   extra: HTTPResponse.live, head: headOnly), now: now)
+            }
+            return answer(c, HTTPResponse.bytes("200 OK", body: body, contentType: type, extra: HTTPResponse.live, head: headOnly), now: now)
+        }
         if request.path == "/" {
             let index = self.index
             let (body, type) = request.wantsJSON ? (index.json, "application/json") : (index.text, "text/plain; charset=utf-8")

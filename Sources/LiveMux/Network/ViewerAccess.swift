@@ -29,10 +29,35 @@ public struct ViewerAccess: Sendable {
             guard let expires = items["expires"], let t = Int64(expires),
                   Double(t) >= now.timeIntervalSince1970,
                   let expected = try? signature(path: path, expires: expires) else { return false }
-            return Self.equalInConstantTime(Array(sig.lowercased().utf8), Array(expected.utf8))
+            // A signature over `*` opens every path: what a page hands its own requests.
+            guard let anyPath = try? signature(path: Self.everyPath, expires: expires) else { return false }
+            let given = Array(sig.lowercased().utf8)
+            let forPath = Self.equalInConstantTime(given, Array(expected.utf8))
+            let forEveryPath = Self.equalInConstantTime(given, Array(anyPath.utf8))
+            return forPath || forEveryPath
         }
         if let given = items["key"] { return Self.equalInConstantTime(Array(given.utf8), key) }
         return false
+    }
+
+    /// What a signature over every path is made over, in place of one path.
+    public static let everyPath = "*"
+
+    /// What the dashboard page, answered to a request with `query`, adds to its own requests
+    /// (`/stats`, `/events`, `/snapshot.jpg`, `/live.mp4`, HLS): the key as given, or for a signed
+    /// link a signature over `*` with the same expiry, so the link's holder gets no longer access
+    /// than the link gives. Empty when the query carries neither.
+    func pageQuery(for query: String) -> String {
+        var items: [String: String] = [:]
+        for item in query.split(separator: "&") {
+            let (name, value) = item.firstIndex(of: "=").map { (item[..<$0], item[item.index(after: $0)...]) } ?? (item, "")
+            if items[String(name)] == nil { items[String(name)] = String(value) }
+        }
+        if items["sig"] != nil, let expires = items["expires"], let sig = try? signature(path: Self.everyPath, expires: expires) {
+            return "expires=\(expires)&sig=\(sig)"
+        }
+        if items["key"] != nil { return keyQuery }
+        return ""
     }
 
     /// The hex HMAC-SHA256 of `path` followed by `expires`, under the key.

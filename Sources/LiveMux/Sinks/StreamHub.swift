@@ -7,7 +7,6 @@ import POSIX
 /// viewers (`StreamFanOut`). The mailbox and the rest that changes live in `state`.
 final class StreamHub: ChunkSink, Sendable {
     let name: String
-    let contentType: String
     let queueLimit: Int
     let countDropped: @Sendable (Int) -> Void
     private struct State {
@@ -15,16 +14,17 @@ final class StreamHub: ChunkSink, Sendable {
         var closed = false
         var wake: (@Sendable () -> Void)?
         var codecs: [StreamCodec] = []
+        var contentType: String
         /// Set by the loop once every viewer of a closed hub has been sent its end or cut off.
         var drained = false
     }
-    private let state = Locked(State())
+    private let state: Locked<State>
     /// How long `close` waits for viewers to receive the end of the stream before they are cut off.
     static let closeGraceSeconds = 2.0
 
     init(name: String, contentType: String, queueLimit: Int, countDropped: @escaping @Sendable (Int) -> Void) {
         self.name = name
-        self.contentType = contentType
+        state = Locked(State(contentType: contentType))
         self.queueLimit = queueLimit
         self.countDropped = countDropped
     }
@@ -38,6 +38,12 @@ final class StreamHub: ChunkSink, Sendable {
     var streamCodecs: [StreamCodec] {
         get { state.withLock { $0.codecs } }
         set { state.withLock { $0.codecs = newValue } }
+    }
+
+    /// The stream's Content-Type: the browsers' MP4 names its codecs once the writers exist.
+    var contentType: String {
+        get { state.withLock { $0.contentType } }
+        set { state.withLock { $0.contentType = newValue } }
     }
 
     func write(_ chunk: Chunk) throws {

@@ -11,7 +11,8 @@ struct DeliveryLatency {
     let packetized: Bool
     private var pending: [Int64] = []  // capture times (monotonic µs), oldest first
 
-    init(format: ContainerFormat) { packetized = format == .asf }
+    /// `format` nil: the browsers' MP4, which emits each packet's fragment at once.
+    init(format: ContainerFormat?) { packetized = format == .asf }
 
     /// Whether earlier packets still wait for their bytes (only without it, a packet with no
     /// capture time can be skipped).
