@@ -39,24 +39,7 @@ final class BrowserPlaybackTests: TemporaryDirectoryTestCase {
         return try XCTUnwrap(object["media_time_s"] as? Double)
     }
 
-    /// Waits until `condition` holds, polling, for at most `seconds`; whether it did.
-    private func eventually(_ seconds: Double, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(200_000)
-        }
-        return try condition()
-    }
-
-    /// HMAC-SHA256 of `message` under the key, in hex, by openssl (independent of livemux's HMAC).
-    private func signature(_ message: String) throws -> String {
-        let file = "\(dir)/message-\(UUID().uuidString)"
-        try message.write(toFile: file, atomically: true, encoding: .utf8)
-        let r = try Tools.run("openssl", ["dgst", "-sha256", "-hmac", key, "-r", file])
-        XCTAssertEqual(r.status, 0, r.stderr)
-        return String(r.stdoutText.prefix(64))
-    }
+    private func signature(_ message: String) throws -> String { try Tools.hmacSHA256(message, key: key, scratch: dir) }
 
     private static let video = "document.getElementById('live')"
     private static let quality = "document.getElementById('live').getVideoPlaybackQuality()"
@@ -68,7 +51,7 @@ final class BrowserPlaybackTests: TemporaryDirectoryTestCase {
     func testTheDashboardPlaysTheLiveStreamNearTheLiveEdge() throws {
         try Browser.skipUnlessAvailable()
         let (job, page, base) = try serve()
-        XCTAssertTrue(try eventually(10) { try mediaTime(base) >= 2 }, job.stderr)
+        XCTAssertTrue(try waitUntil(deadline: 10) { try mediaTime(base) >= 2 }, job.stderr)
         let atLoad = try mediaTime(base)
         let browser = try Browser.open(page, ["--wait", "#connection.live", "--seconds", String(Self.playSeconds),
                                               "--eval", "window.livePlayer.firstFrameMs",
@@ -128,7 +111,7 @@ final class BrowserPlaybackTests: TemporaryDirectoryTestCase {
     /// the media time when it joined; it decodes clean.
     func testLiveMP4StartsALateViewerAtTheLatestKeyframeOnTheMediaClock() throws {
         let (job, _, base) = try serve()
-        XCTAssertTrue(try eventually(15) { try mediaTime(base) >= 5 }, job.stderr)
+        XCTAssertTrue(try waitUntil(deadline: 15) { try mediaTime(base) >= 5 }, job.stderr)
         let joined = try mediaTime(base)
         let got = try get(base + "/live.mp4", maxTime: 3)
         XCTAssertEqual(got.status, 200)
@@ -157,7 +140,7 @@ final class BrowserPlaybackTests: TemporaryDirectoryTestCase {
     /// it and decodes it clean.
     func testHLSIsReadByFFmpegsHLSDemuxerAndDecodesClean() throws {
         let (job, _, base) = try serve(gop: "1")
-        XCTAssertTrue(try eventually(20) { try mediaTime(base) >= 9 }, job.stderr)
+        XCTAssertTrue(try waitUntil(deadline: 20) { try mediaTime(base) >= 9 }, job.stderr)
         let playlist = try get(base + "/live.m3u8")
         XCTAssertEqual(playlist.status, 200)
         XCTAssertEqual(playlist.type, "application/vnd.apple.mpegurl")
@@ -213,7 +196,7 @@ final class BrowserPlaybackTests: TemporaryDirectoryTestCase {
         let everyPath = "expires=\(expires)&sig=\(try signature("*" + expires))"
         XCTAssertEqual(given, "const ACCESS = \"\(everyPath)\"", "a signature over * with the link's expiry")
 
-        XCTAssertTrue(try eventually(10) { try get(base + "/live.m3u8?" + everyPath).status == 200 }, "a whole HLS segment")
+        XCTAssertTrue(try waitUntil(deadline: 10) { try get(base + "/live.m3u8?" + everyPath).status == 200 }, "a whole HLS segment")
         for path in paths where path != "/live/0.m4s" {
             XCTAssertEqual(try get(base + path + "?" + everyPath, maxTime: 1.5, head: path == "/events" || path == "/live.mp4").status, 200, path)
         }

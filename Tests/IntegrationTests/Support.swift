@@ -49,6 +49,16 @@ enum Tools {
         try run(livemux, arguments, stdoutTo: file, stdinFrom: input, timeout: timeout, whileRunning: whileRunning)
     }
 
+    /// HMAC-SHA256 of `message` under `key`, in hex, by openssl: independent of livemux's own
+    /// (libavutil's) HMAC. The message goes through a file in `scratch`.
+    static func hmacSHA256(_ message: String, key: String, scratch: String) throws -> String {
+        let file = "\(scratch)/message-\(UUID().uuidString)"
+        try message.write(toFile: file, atomically: true, encoding: .utf8)
+        let r = try run("openssl", ["dgst", "-sha256", "-hmac", key, "-r", file])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        return String(r.stdoutText.prefix(64))
+    }
+
     /// ffprobe's JSON for a file: format, streams, and (with `packets`) every packet.
     static func probe(_ path: String, packets: Bool = false, extra: [String] = []) throws -> Probe {
         var args = ["-v", "error", "-of", "json", "-show_format", "-show_streams", "-count_packets"]

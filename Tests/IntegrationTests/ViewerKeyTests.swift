@@ -13,14 +13,7 @@ final class ViewerKeyTests: TemporaryDirectoryTestCase {
         return r.stdoutText
     }
 
-    /// HMAC-SHA256 of `message` under the key, in hex, by openssl (independent of livemux's libavutil HMAC).
-    private func signature(_ message: String) throws -> String {
-        let file = "\(dir)/message-\(UUID().uuidString)"
-        try message.write(toFile: file, atomically: true, encoding: .utf8)
-        let r = try Tools.run("openssl", ["dgst", "-sha256", "-hmac", key, "-r", file])
-        XCTAssertEqual(r.status, 0, r.stderr)
-        return String(r.stdoutText.prefix(64))
-    }
+    private func signature(_ message: String) throws -> String { try Tools.hmacSHA256(message, key: key, scratch: dir) }
 
     func testEveryEndpointNeedsTheKeyOrASignedLink() throws {
         let keyFile = "\(dir)/viewer.key"
