@@ -65,7 +65,7 @@ final class MuxThread: @unchecked Sendable {
             do {
                 deliver(try routes[i].writer.header(), to: i)
             } catch {
-                fail(error)
+                failOrDrop(i, error)
             }
         }
         var batch: [EncodedPacket] = []
@@ -179,7 +179,7 @@ final class MuxThread: @unchecked Sendable {
                     }
                 }
             } catch {
-                fail(error)
+                failOrDrop(i, error)
             }
         }
     }
@@ -216,6 +216,16 @@ final class MuxThread: @unchecked Sendable {
             if !failed { lostEveryOutput = true }
             fail(error)
         }
+    }
+
+    /// The browsers' stream (a route without a container format) is an extra beside the outputs:
+    /// its muxer failing ends it alone, said once, and the recording goes on.
+    private func failOrDrop(_ i: Int, _ error: Error) {
+        guard routes[i].format == nil, routes.indices.contains(where: { $0 != i && !routes[$0].sinks.isEmpty }) else { return fail(error) }
+        report("the browser stream (\(BrowserStream.path)) stopped: \(ExplainedError.describe(error).message)")
+        for sink in routes[i].sinks { try? sink.close() }
+        routes[i].sinks.removeAll()
+        retired(i)
     }
 
     private func fail(_ error: Error) {
