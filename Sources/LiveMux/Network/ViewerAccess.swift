@@ -19,12 +19,7 @@ public struct ViewerAccess: Sendable {
 
     /// Whether a request for `path` with this query (without `?`) may be answered at `now`.
     public func allows(path: String, query: String, now: Date = Date()) -> Bool {
-        var items: [String: String] = [:]
-        for item in query.split(separator: "&") {
-            let (name, value) = item.firstIndex(of: "=").map { (item[..<$0], item[item.index(after: $0)...]) } ?? (item, "")
-            // A name given twice is ambiguous: the first one counts, as in most servers.
-            if items[String(name)] == nil { items[String(name)] = String(value).removingPercentEncoding ?? "" }
-        }
+        let items = Self.items(query)
         if let sig = items["sig"] {
             guard let expires = items["expires"], let t = Int64(expires),
                   Double(t) >= now.timeIntervalSince1970,
@@ -48,16 +43,23 @@ public struct ViewerAccess: Sendable {
     /// link a signature over `*` with the same expiry, so the link's holder gets no longer access
     /// than the link gives. Empty when the query carries neither.
     func pageQuery(for query: String) -> String {
-        var items: [String: String] = [:]
-        for item in query.split(separator: "&") {
-            let (name, value) = item.firstIndex(of: "=").map { (item[..<$0], item[item.index(after: $0)...]) } ?? (item, "")
-            if items[String(name)] == nil { items[String(name)] = String(value) }
-        }
+        let items = Self.items(query)
         if items["sig"] != nil, let expires = items["expires"], let sig = try? signature(path: Self.everyPath, expires: expires) {
             return "expires=\(expires)&sig=\(sig)"
         }
         if items["key"] != nil { return keyQuery }
         return ""
+    }
+
+    /// A query's names and their values, percent-decoded. A name given twice is ambiguous: the
+    /// first one counts, as in most servers.
+    private static func items(_ query: String) -> [String: String] {
+        var items: [String: String] = [:]
+        for item in query.split(separator: "&") {
+            let (name, value) = item.firstIndex(of: "=").map { (item[..<$0], item[item.index(after: $0)...]) } ?? (item, "")
+            if items[String(name)] == nil { items[String(name)] = String(value).removingPercentEncoding ?? "" }
+        }
+        return items
     }
 
     /// The hex HMAC-SHA256 of `path` followed by `expires`, under the key.
