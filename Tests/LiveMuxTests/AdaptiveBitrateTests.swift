@@ -44,115 +44,172 @@ final class AdaptiveBitrateUnitTests: XCTestCase {
         XCTAssertNil(s.capacityBps)
     }
 
+    /// Statuses of a 1 Mbit/s link carrying 130 kbit/s of audio and container: a queue standing, one
+    /// draining (its floor between calm and standing), one forming under a probe, and calm; the
+    /// video a step down aims at (less its drain), and a probe's.
+    static let congested = Status(backlogMs: 600, backlogFloorMs: 300, backlogQuickFloorMs: 500, capacityBps: 1_000_000, deliveredBps: 1_000_000,
+                                  recentBps: 1_000_000, otherBps: 130_000)
+    static let draining = Status(backlogMs: 300, backlogFloorMs: 120, backlogQuickFloorMs: 200, capacityBps: 1_000_000, deliveredBps: 1_000_000,
+                                 recentBps: 1_000_000, otherBps: 130_000)
+    static let forming = Status(backlogMs: 150, backlogFloorMs: 60, backlogQuickFloorMs: 120, capacityBps: 1_000_000, deliveredBps: 1_000_000,
+                                recentBps: 1_000_000, otherBps: 130_000)
+    static let calm = Status(backlogMs: 20, backlogFloorMs: 10, backlogQuickFloorMs: 10, capacityBps: nil, deliveredBps: 800_000, recentBps: 800_000,
+                             otherBps: 130_000)
+    static let hold = Int(1_000_000 * BitrateController.holdShare) - 130_000, probe = 1_250_000 - 130_000
+
     func testStepsDownAtOnceAndRemembersTheCeiling() {
-        var c = BitrateController(maximum: 2_000_000, minimum: 500_000)
+        var c = BitrateController(maximum: 4_000_000, minimum: 500_000)
         var t: Int64 = 0
         func run(_ seconds: Double, _ s: Status) { for _ in 0..<Int(seconds * 4) { t += 250_000; _ = c.update(at: t, s) } }
-        let hold = 1_000_000 * 88 / 100 - 130_000, probe = 1_035_000 - 130_000
-        let congested = Status(backlogMs: 600, backlogFloorMs: 300, capacityBps: 1_000_000, deliveredBps: 1_000_000, recentBps: 1_000_000, otherBps: 130_000)
-        XCTAssertEqual(c.update(at: t, congested), hold - 150_000, "to what the link carries less a 4 s drain, at once")
+        let (hold, probe) = (Self.hold, Self.probe)
+        XCTAssertEqual(c.update(at: t, Self.congested), hold - 150_000, "to what the link carries less a 4 s drain, at once")
         XCTAssertEqual(c.ceiling, 1_000_000)
-        // Calm: back up to the hold under the ceiling, then a probe a little over it.
-        let calm = Status(backlogMs: 20, backlogFloorMs: 10, capacityBps: nil, deliveredBps: 800_000, recentBps: 800_000, otherBps: 130_000)
-        run(2, calm)
+        // Drained, then calm for 1.5 s: back to the hold under the ceiling in one step, then,
+        // a second later, a probe a quarter over it.
+        run(1, Self.draining)
+        run(2, Self.calm)
         XCTAssertEqual(c.target, hold)
-        run(1, calm)
-        XCTAssertEqual(Double(c.target), Double(probe), accuracy: 1)
-        // A queue standing ends the probe: back under the hold (draining the backlog), and the
-        // link measured again is the same ceiling.
-        run(2, calm)
-        let queueing = Status(backlogMs: 200, backlogFloorMs: 160, capacityBps: 1_000_000, deliveredBps: 1_000_000, recentBps: 1_000_000, otherBps: 130_000)
-        run(0.25, queueing)
-        XCTAssertEqual(c.target, hold - 50_000)
+        run(0.5, Self.calm)
+        XCTAssertEqual(c.target, hold)
+        run(0.25, Self.calm)
+        XCTAssertEqual(c.target, probe)
+        // A queue forming ends the probe (the quick floor over 100 ms, when a hold would wait
+        // for 150 ms over a whole second): under the hold, and the ceiling stays.
+        run(2, Self.calm)
+        run(0.25, Self.forming)
+        XCTAssertEqual(c.target, hold - 37_500)
         XCTAssertEqual(c.ceiling, 1_000_000)
         // The link opens: back to the hold, then the next probe holds for a quarter longer than
-        // the last took to fail (2.8 s), the ceiling goes, and the rate climbs by at most 25% a
-        // second to the maximum.
-        var seconds = 0.0, previous = c.target, rises: [Double] = []
-        while c.target < 2_000_000 && seconds < 30 {
-            run(0.25, calm)
+        // the last took to fail (2.5 s at least), the ceiling goes, and the rate climbs in steps
+        // that double: twice the probe's step over the hold, then four times, to the maximum.
+        var seconds = 0.0, targets: [Int] = []
+        while c.target < 4_000_000 && seconds < 30 {
+            run(0.25, Self.calm)
             seconds += 0.25
-            if seconds.truncatingRemainder(dividingBy: 1) == 0 { rises.append(Double(c.target) / Double(previous)); previous = c.target }
+            if targets.last != c.target { targets.append(c.target) }
         }
-        XCTAssertEqual(c.target, 2_000_000)
         XCTAssertNil(c.ceiling)
-        XCTAssertLessThanOrEqual(rises.max() ?? 0, 1.25 + 1e-6, "\(rises)")
-        XCTAssertLessThan(seconds, 11)
+        let step = probe - hold
+        XCTAssertEqual(targets, [hold - 37_500, hold, probe, probe + 2 * step, probe + 6 * step, 4_000_000])
+        XCTAssertLessThan(seconds, 10)
+    }
+
+    /// A queue that clears at once after a step down says the link opened (the link it was
+    /// measured on drains it over seconds): the ceiling goes, and the climb starts from the probe's level.
+    func testAQueueThatClearsAtOnceSetsTheCeilingAside() {
+        var c = BitrateController(maximum: 4_000_000, minimum: 500_000)
+        var t: Int64 = 0
+        func run(_ seconds: Double, _ s: Status) { for _ in 0..<Int(seconds * 4) { t += 250_000; _ = c.update(at: t, s) } }
+        _ = c.update(at: t, Self.congested)
+        run(0.5, Self.calm)
+        XCTAssertNil(c.ceiling)
+        XCTAssertEqual(c.target, Self.probe)
+        run(1.5, Self.calm)
+        XCTAssertEqual(c.target, Self.probe + 2 * (Self.probe - Self.hold))
+        // Drained over a second instead: the ceiling stays.
+        var d = BitrateController(maximum: 4_000_000, minimum: 500_000)
+        _ = d.update(at: 0, Self.congested)
+        for i in 1...4 { _ = d.update(at: Int64(i) * 250_000, Self.draining) }
+        for i in 5...8 { _ = d.update(at: Int64(i) * 250_000, Self.calm) }
+        XCTAssertEqual(d.ceiling, 1_000_000)
+        XCTAssertLessThan(d.target, Self.hold)
     }
 
     /// A probe that held on a path that only hid it: congestion right after, on a link no faster
-    /// than the old ceiling, brings the ceiling back and makes the next probe twice as long.
+    /// than the probe, brings the ceiling back and makes the next probe twice as long.
     func testAProbeThePathHidBringsTheCeilingBack() {
         var c = BitrateController(maximum: 2_000_000, minimum: 500_000)
         var t: Int64 = 0
         func run(_ seconds: Double, _ s: Status) { for _ in 0..<Int(seconds * 4) { t += 250_000; _ = c.update(at: t, s) } }
-        let congested = Status(backlogMs: 600, backlogFloorMs: 300, capacityBps: 1_000_000, deliveredBps: 1_000_000, recentBps: 1_000_000, otherBps: 130_000)
-        let calm = Status(backlogMs: 20, backlogFloorMs: 10, capacityBps: nil, deliveredBps: 800_000, recentBps: 800_000, otherBps: 130_000)
-        run(0.25, congested)
-        run(18, calm)
-        XCTAssertNil(c.ceiling, "the first probe (14 s) held")
-        XCTAssertGreaterThan(c.target, 1_000_000)
+        run(0.25, Self.congested)
+        run(1, Self.draining)
+        run(12, Self.calm)
+        XCTAssertNil(c.ceiling, "the first probe (6 s) held")
+        XCTAssertGreaterThan(c.target, 1_500_000)
         // A burst the path absorbed reads 1.02 Mbit/s over the last second: the old ceiling is lower.
-        let jammed = Status(backlogMs: 600, backlogFloorMs: 300, capacityBps: nil, deliveredBps: 1_000_000, recentBps: 1_020_000, otherBps: 130_000)
+        var jammed = Self.congested
+        jammed.capacityBps = nil
+        jammed.recentBps = 1_020_000
         run(0.25, jammed)
         XCTAssertEqual(c.ceiling, 1_000_000)
-        // The next probe is still unheld after 14 s (16 s now).
-        run(17, calm)
+        // The next probe is still unheld after 6 s (12 s now).
+        run(1, Self.draining)
+        run(14, Self.calm)
         XCTAssertEqual(c.ceiling, 1_000_000)
-        XCTAssertEqual(Double(c.target), 1_035_000 - 130_000, accuracy: 1)
+        XCTAssertEqual(c.target, Self.probe)
     }
 
-    /// Issue 31: a slow link behind a deep token bucket and a small buffer. The old controller
-    /// climbed back to --vbitrate and fell again every 15 s. Now, from 6 s after the squeeze, the
-    /// target stays within 50–95% of the link with the backlog under 500 ms. When the link opens
-    /// it is back over 80% of --vbitrate once a probe has held: on this path, which hides a probe
-    /// for 11 s, within 20 s.
+    /// Issue 41's paths, simulated: the 32 KiB bucket (issue 31's case: the old controller
+    /// climbed back to --vbitrate and fell again every 15 s), a 64 KiB bucket, and a link that
+    /// steps 2 → 1 → 0.5 → 2 Mbit/s through small buffers. On each the squeeze holds within the
+    /// bounds and the target is back over 80% of --vbitrate within 8 s of the link opening,
+    /// wherever in a probe's cycle it opens. Behind the 64 KiB bucket the first queue shows only
+    /// once 1.6 s of backlog stands, which the floor (500k) drains at 0.37 s a second: its span
+    /// starts at 13 s; and a probe there sits over the link up to 4 s (docs/latency.md: the
+    /// 3 s issue 41 asks is not met).
     func testSettlesOnASlowBurstyLinkInsteadOfPumping() {
-        let link = SimulatedLink(rate: { $0 < 5 || $0 >= 35 ? 10_000_000 : 1_000_000 })
-        var c = BitrateController(maximum: 2_000_000, minimum: 500_000)
-        let points = link.run(seconds: 60, controller: &c)
-        Self.check(points, from: 11, to: 35, link: 1_000_000)
-        // The estimate, once its 10 s window is all squeeze, does not read above the link by more
-        // than the bucket over the window (the busy samples of 2.5 s read 1.1–1.7 Mbit/s).
-        let links = points.filter { $0.time >= 15 && $0.time < 35 }.map(\.status.linkBps)
-        XCTAssertLessThanOrEqual(links.max() ?? .infinity, 1_040_000)
-        Self.checkRecovery(points, after: 35, to: 1_600_000, within: 20)
-    }
-
-    /// The link steps 2 → 1 → 0.5 → 2 Mbit/s, through small buffers, under a 1.5 Mbit/s stream
-    /// with a floor low enough for the last step. A step down in the middle of a probe leaves
-    /// more to drain: the 0.5 Mbit/s step is checked from 10 s after it. At 0.5 Mbit/s a keyframe
-    /// is too small to show the link coming back: a probe does, within 14 s.
-    func testFollowsALinkThatStepsDownAndBack() {
-        let link = SimulatedLink(rate: { $0 < 5 ? 2_000_000 : $0 < 20 ? 1_000_000 : $0 < 35 ? 500_000 : 2_000_000 }, burst: 1500)
-        var c = BitrateController(maximum: 1_500_000, minimum: 200_000)
-        let points = link.run(seconds: 55, controller: &c)
-        Self.check(points, from: 11, to: 20, link: 1_000_000)
-        Self.check(points, from: 30, to: 35, link: 500_000)
-        Self.checkRecovery(points, after: 35, to: 1_200_000, within: 14)
-    }
-
-    /// The target within 50–95% of `link` and the backlog under 500 ms from `from` to `to` (s),
-    /// never up by more than 25% in a second.
-    static func check(_ points: [SimulatedLink.Point], from: Double, to: Double, link: Double, file: StaticString = #filePath, line: UInt = #line) {
-        let trace = stride(from: 0, to: points.count, by: 4).map { points[$0] }
-            .map { "\(Int($0.time)):\($0.target / 1000)/\(Int(($0.ceiling ?? 0) / 1000))/\(Int($0.status.linkBps / 1000))/\(Int($0.status.backlogMs))" }.joined(separator: " ")
-        print("simulated: s:target/ceiling/link kbit/s/backlog ms \(trace)")
-        let span = points.filter { $0.time >= from && $0.time < to }
-        let targets = span.map { Double($0.target) }
-        XCTAssertGreaterThanOrEqual(targets.min() ?? 0, 0.5 * link, trace, file: file, line: line)
-        XCTAssertLessThanOrEqual(targets.max() ?? .infinity, 0.95 * link, trace, file: file, line: line)
-        XCTAssertLessThan(span.map(\.status.backlogMs).max() ?? .infinity, 500, trace, file: file, line: line)
-        for (a, b) in zip(points, points.dropFirst(4)) where b.target > a.target {
-            XCTAssertLessThanOrEqual(Double(b.target), Double(a.target) * 1.25 + 1, "at \(b.time) s: \(trace)", file: file, line: line)
+        for burst: Int64 in [32 * 1024, 64 * 1024] {
+            for opening in stride(from: 30.0, to: 38.0, by: 0.5) {
+                let link = SimulatedLink(rate: { $0 < 5 || $0 >= opening ? 10_000_000 : 1_000_000 }, burst: burst)
+                var c = BitrateController(maximum: 2_000_000, minimum: 500_000)
+                let points = link.run(seconds: opening + 12, controller: &c)
+                let name = "\(burst / 1024) KiB bucket, open at \(opening) s"
+                Self.check(points, from: burst > 32 * 1024 ? 13 : 11, to: opening, link: 1_000_000, name)
+                Self.checkRecovery(points, after: opening, to: 1_600_000, within: 8, name)
+                Self.checkNeverOverLong(points, from: 5, to: opening, link: 1_000_000, longest: burst > 32 * 1024 ? 5 : 3, name)
+            }
         }
     }
 
+    func testFollowsALinkThatStepsDownAndBack() {
+        for opening in stride(from: 40.0, to: 48.0, by: 0.5) {
+            let link = SimulatedLink(rate: { $0 < 5 ? 2_000_000 : $0 < 20 ? 1_000_000 : $0 < opening ? 500_000 : 2_000_000 }, burst: 1500)
+            var c = BitrateController(maximum: 1_500_000, minimum: 200_000)
+            let points = link.run(seconds: opening + 12, controller: &c)
+            let name = "steps, open at \(opening) s"
+            Self.check(points, from: 11, to: 20, link: 1_000_000, name)
+            Self.check(points, from: 28, to: opening, link: 500_000, name)
+            Self.checkRecovery(points, after: opening, to: 1_200_000, within: 8, name)
+        }
+    }
+
+    /// Issue 41's hold bound from `from` to `to` (s): the target averaged over every 10 s window
+    /// (or the whole span, when shorter) within 50–95% of `link`, the backlog under 500 ms except
+    /// within 2 s after a step down (a probe cut).
+    static func check(_ points: [SimulatedLink.Point], from: Double, to: Double, link: Double, _ name: String, file: StaticString = #filePath, line: UInt = #line) {
+        let trace = stride(from: 0, to: points.count, by: 4).map { points[$0] }
+            .map { "\(Int($0.time)):\($0.target / 1000)/\(Int(($0.ceiling ?? 0) / 1000))/\(Int($0.status.linkBps / 1000))/\(Int($0.status.backlogMs))" }.joined(separator: " ")
+        let span = points.filter { $0.time >= from && $0.time < to }
+        let window = min(10, to - from)
+        var averages: [Double] = []
+        for start in stride(from: from, through: to - window, by: 0.25) {
+            let inside = span.filter { $0.time >= start && $0.time < start + window }.map { Double($0.target) }
+            if !inside.isEmpty { averages.append(inside.reduce(0, +) / Double(inside.count)) }
+        }
+        let cuts = zip(points, points.dropFirst()).filter { $1.target < $0.target }.map { $1.time }
+        let backlogs = span.filter { p in !cuts.contains { p.time >= $0 && p.time < $0 + 2 } }.map(\.status.backlogMs)
+        print("simulated \(name): \(Int(from))–\(Int(to)) s: 10 s averages \(Int(averages.min() ?? 0))–\(Int(averages.max() ?? 0)), backlog max \(Int(backlogs.max() ?? 0)) ms")
+        XCTAssertGreaterThanOrEqual(averages.min() ?? 0, 0.5 * link, "\(name): \(trace)", file: file, line: line)
+        XCTAssertLessThanOrEqual(averages.max() ?? .infinity, 0.95 * link, "\(name): \(trace)", file: file, line: line)
+        XCTAssertLessThan(backlogs.max() ?? .infinity, 500, "\(name): \(trace)", file: file, line: line)
+    }
+
     /// Back over `level` within `within` seconds after `after`.
-    static func checkRecovery(_ points: [SimulatedLink.Point], after: Double, to level: Int, within: Double, file: StaticString = #filePath, line: UInt = #line) {
+    static func checkRecovery(_ points: [SimulatedLink.Point], after: Double, to level: Int, within: Double, _ name: String, file: StaticString = #filePath, line: UInt = #line) {
         let back = points.first { $0.time >= after && $0.target >= level }?.time
-        print("simulated: over \(level / 1000) kbit/s \(back.map { String(format: "%.1f", $0 - after) } ?? "never") s after the link opened")
-        XCTAssertLessThanOrEqual(back ?? .infinity, after + within, file: file, line: line)
+        print("simulated \(name): over \(level / 1000) kbit/s \(back.map { String(format: "%.2f", $0 - after) } ?? "never") s after the link opened")
+        XCTAssertLessThanOrEqual(back ?? .infinity, after + within, name, file: file, line: line)
+    }
+
+    /// The target never over `link` for more than `longest` s in a row from `from` to `to`.
+    static func checkNeverOverLong(_ points: [SimulatedLink.Point], from: Double, to: Double, link: Double, longest limit: Double,
+                                   _ name: String, file: StaticString = #filePath, line: UInt = #line) {
+        var longest = 0.0, since: Double?
+        for p in points where p.time >= from && p.time < to {
+            if Double(p.target) > link { since = since ?? p.time; longest = max(longest, p.time - since!) } else { since = nil }
+        }
+        print("simulated \(name): over the link at most \(longest) s in a row")
+        XCTAssertLessThanOrEqual(longest, limit, name, file: file, line: line)
     }
 
     func testSkipToTheNewestKeyframeKeepsAudio() {

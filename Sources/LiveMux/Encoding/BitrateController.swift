@@ -1,10 +1,12 @@
 /// The video bit rate that fits the primary network output's link. When a queue stands, it steps
 /// down at once to what the measured link carries minus everything that is not video, and
-/// remembers that link rate as its ceiling; it then holds under the ceiling and now and then
-/// probes a little above it, back under at the first sign of queueing. A probe that holds shows
-/// the link has grown: the ceiling is set aside and the rate climbs, by at most 25% a second,
-/// until a queue stands again. Pure logic, fed by `LinkWatcher`'s samples (`LinkMonitor.Status`),
-/// so it is unit-tested. docs/latency.md has the step responses.
+/// remembers that link rate as its ceiling; it then holds under the ceiling and, a second later,
+/// probes a quarter over it, back down at the first sign of queueing. A probe that goes its
+/// learnt length with no queue, or a queue that clears faster than the measured link could clear
+/// it, shows the link has grown: the ceiling is set aside and the rate climbs in steps that
+/// double each second until a queue stands again (issue 41).
+/// Pure logic, fed by `LinkWatcher`'s samples (`LinkMonitor.Status`), so it is unit-tested.
+/// docs/latency.md has the step responses.
 struct BitrateController {
     let maximum: Int
     let minimum: Int
@@ -17,16 +19,19 @@ struct BitrateController {
     /// down. Under `calmMs` counts as keeping up: an audio packet leaves the mux 45–65 ms after
     /// capture (docs/latency.md), so a busy link never shows much less. A keyframe alone lifts
     /// the backlog for less than the floor's second, and stays under `jamMs` (x264's buffer is a
-    /// quarter second).
+    /// quarter second). A probe ends sooner, when the backlog stood over `calmMs` for the quick
+    /// floor's half second, and at `jamMs` at any instant: it never raises the backlog past the
+    /// 500 ms issue 41 allows it.
     static let queueMs = 150.0
     static let calmMs = 100.0
     static let jamMs = 400.0
-    /// Of the ceiling, what the stream holds at: room for keyframes to drain within a GOP.
-    static let holdShare = 0.88
-    /// Of the ceiling, what a probe sends: enough over the link to show a queue, little enough
-    /// that video stays under 95% of a link that carries 128k audio too (x264 overshoots its
-    /// target by 4% over a GOP).
-    static let probeShare = 1.035
+    /// Of the ceiling, what the stream holds at: room for keyframes to drain within a GOP, and
+    /// for probes (a quarter over, up to 4 s behind a deep bucket) within 95% of the link over 10 s.
+    static let holdShare = 0.82
+    /// Of the ceiling, what a probe sends. The more over the link, the sooner a probe sees
+    /// through what a path holds before its bottleneck (a token bucket, a proxy's buffer):
+    /// 48 KiB at 25% of 1 Mbit/s is 1.6 s. Issue 41 allows a quarter over, briefly.
+    static let probeShare = 1.25
     /// A backlog is planned to drain within this many seconds after a step down.
     static let drainSeconds = 4.0
     /// Steps down at most this often (µs), and then only while the backlog still grows: the
@@ -34,35 +39,32 @@ struct BitrateController {
     static let decreaseInterval: Int64 = 1_000_000
     /// Kept up this long (µs) before a step up, and after a step down.
     static let calmBeforeIncrease: Int64 = 1_500_000
-    /// Steps up at most this often (µs), each by at most `maxRise`.
+    /// Steps up at most this often (µs); before any link was measured, each by at most `maxRise`.
     static let increaseInterval: Int64 = 1_000_000
     static let maxRise = 1.25
-    /// How long a probe must go without a queue before it counts as held (µs). A token bucket or
-    /// a buffer on the path hides a probe until it is full (48 KiB at 3.5% of 1 Mbit/s: 11 s), so
-    /// at first long, then learnt: a quarter longer than the last failed probe took to show its
-    /// queue, at least a GOP and the encoder's lag, at most `longestProbe`.
-    static let firstProbeHold: Int64 = 14_000_000
+    /// How long a probe must go without a queue before it counts as held (µs): at first
+    /// `firstProbeHold`, then a quarter longer than the last failed probe took to show its queue,
+    /// at least a GOP and the encoder's lag, at most `longestProbe`.
+    static let firstProbeHold: Int64 = 6_000_000
     static let shortestProbe: Int64 = 2_500_000
-    static let longestProbe: Int64 = 16_000_000
-    /// Under a ceiling, keyframes take about as long to get through each GOP (the backlog's
-    /// peak, which includes the 45–65 ms every audio packet has). Under `fasterKeyframe` of the
-    /// slowest seen under it with no queue standing, when that was at least `slowKeyframeMs`,
-    /// means the link grew: the ceiling is set aside as if a probe had held.
-    static let slowKeyframeMs = 100.0
-    static let fasterKeyframe = 0.6
-    /// Keyframes are believed only while probes last at most this long (µs): the last failed one
-    /// showed its queue within 8 s.
-    static let keyframesTold: Int64 = 10_000_000
-    /// Ceilings this close (a share) are the same link for comparing keyframes.
-    static let sameCeiling = 0.10
+    static let longestProbe: Int64 = 12_000_000
     /// The most measurements one episode's median is taken over.
     static let episodeMeasurements = 40
-    /// Congestion this soon (µs) after a held probe, on a link no faster than the old ceiling,
-    /// means the probe was hidden, not held: the ceiling comes back and probes last twice as long.
+    /// A backlog that peaked at `clearedMs` or more after a step down and is gone by the first
+    /// calm sample, at more than `clearedFaster` times the rate the measured link could drain it
+    /// (its spare over what is sent), says the link opened: the ceiling is set aside as if a
+    /// probe had held. The encoder still sends the old rate for half a second after the step,
+    /// so a link that stayed drains slower still.
+    static let clearedMs = 200.0
+    static let clearedFaster = 2.0
+    /// Congestion this soon (µs) after a held probe, on a link no faster than the probe, means
+    /// the probe was hidden, not held: the ceiling comes back and probes last twice as long.
     static let probeAftermath: Int64 = 10_000_000
 
     private var lastDecrease: Int64?
     private var backlogAtDecrease = 0.0
+    /// From the last step down to the first calm sample after it: the highest backlog, and when.
+    private var sinceCut: (peakMs: Double, at: Int64)?
     private var lastIncrease: Int64?
     private var calmSince: Int64?
     /// Since when a probe above the ceiling has been sent (nil: not probing).
@@ -70,9 +72,8 @@ struct BitrateController {
     private var probeHold = Self.firstProbeHold
     /// The last probe that held: when, and the ceiling it set aside.
     private var heldProbe: (time: Int64, ceiling: Double)?
-    /// The slowest a keyframe got through while holding under the ceiling (the backlog's peak, ms),
-    /// since the ceiling was last set aside or moved.
-    private var keyframePeakMs = 0.0
+    /// After a probe held, the next step up (bits per second): it doubles each time, until a queue stands.
+    private var climbStep: Double?
     /// The links measured in this episode of congestion, and the ceiling a hidden probe brought back.
     private var measured: [Double] = []
     private var cap: Double?
@@ -85,7 +86,9 @@ struct BitrateController {
 
     /// Takes one sample at `now` (µs); returns the new target (bits per second of video).
     mutating func update(at now: Int64, _ s: LinkMonitor.Status) -> Int {
-        if s.backlogFloorMs > Self.queueMs || s.backlogMs > Self.jamMs {
+        if let cut = sinceCut, s.backlogMs >= cut.peakMs { sinceCut = (s.backlogMs, now) }
+        let probeQueued = probeSince != nil && s.backlogQuickFloorMs > Self.calmMs
+        if s.backlogFloorMs > Self.queueMs || s.backlogMs > Self.jamMs || probeQueued {
             stepDown(at: now, s)
         } else if s.backlogFloorMs < Self.calmMs {
             backlogAtDecrease = 0
@@ -98,8 +101,10 @@ struct BitrateController {
 
     private mutating func stepDown(at now: Int64, _ s: LinkMonitor.Status) {
         calmSince = nil
+        climbStep = nil
         let episode = backlogAtDecrease > 0
-        // A probe ends at the first sign of a queue standing; otherwise it takes a longer one.
+        // Only a backlog that stood the whole floor window measures the link: a probe's queue
+        // told by the quick floor leaves the ceiling as it was (the probe failed: the link is it).
         if s.backlogFloorMs > (probeSince == nil ? Self.queueMs : Self.calmMs) { measureCeiling(at: now, s, episode: episode) }
         if let start = probeSince {
             // Later probes last a quarter longer than this one took to show its queue.
@@ -121,6 +126,7 @@ struct BitrateController {
         set(min(Double(target), next))
         lastDecrease = now
         backlogAtDecrease = s.backlogMs
+        sinceCut = (s.backlogMs, now)
     }
 
     /// A backlog that stood for the last `floorWindow` means the link was the bottleneck all that
@@ -143,47 +149,27 @@ struct BitrateController {
             probeHold = min(probeHold * 2, Self.longestProbe)
             heldProbe = nil
         }
-        // Keyframes are compared under one ceiling: a link that moved makes them another size.
-        let next = min(link, cap ?? link)
-        if let ceiling, abs(next - ceiling) > ceiling * Self.sameCeiling { keyframePeakMs = 0 }
-        ceiling = next
+        ceiling = min(link, cap ?? link)
     }
 
     private mutating func stepUp(at now: Int64, _ s: LinkMonitor.Status) {
         let since = calmSince ?? now
         calmSince = since
-        // Keyframes at the hold or probing, over a GOP that began a second after the last change
-        // (a step down's drain is over) with no queue standing (a failing probe's is not a keyframe's).
-        if let ceiling, Double(target) >= (ceiling * Self.holdShare - s.otherBps) * 0.98, now - since >= LinkMonitor.peakWindow {
-            let settled = [lastIncrease, lastDecrease].compactMap { $0 }.allSatisfy { now - $0 >= LinkMonitor.peakWindow + 1_000_000 }
-            if settled && s.backlogFloorMs < Self.calmMs / 2 { keyframePeakMs = max(keyframePeakMs, s.backlogPeakMs) }
-            // A path that hides a probe for long (a deep bucket) passes keyframes fast or slow as
-            // its bucket is full or empty: only on one that shows a probe's queue soon do they say something.
-            if probeHold <= Self.keyframesTold && keyframePeakMs >= Self.slowKeyframeMs && s.backlogPeakMs <= keyframePeakMs * Self.fasterKeyframe {
-                probeSince = nil
-                heldProbe = (now, ceiling)
-                self.ceiling = nil
-                keyframePeakMs = 0
+        if let ceiling, let cut = sinceCut, now > cut.at, s.backlogMs < Self.calmMs {
+            // Backlog ms the measured link drains per ms at most, and what went since the peak.
+            let spare = max(0, ceiling / (Double(target) + s.otherBps) - 1)
+            let drained = (cut.peakMs - s.backlogMs) / (Double(now - cut.at) / 1000)
+            sinceCut = nil
+            if cut.peakMs >= Self.clearedMs && drained > spare * Self.clearedFaster {
+                setAside(ceiling, at: now, from: ceiling * Self.probeShare - s.otherBps)
             }
+        } else if let start = probeSince, let ceiling {
+            // Held: its learnt length with no queue standing, and none forming now.
+            guard now - start >= probeHold, s.backlogMs < Self.calmMs else { return }
+            // Over the ceiling this long with no queue: the link carries more than was measured.
+            setAside(ceiling, at: now, from: Double(target))
         }
-        if let start = probeSince, let ceiling {
-            let probe = ceiling * Self.probeShare - s.otherBps
-            if Double(target) < probe * 0.99 {
-                // Still on the way up to the probe's level (25% a second at most): it counts from there.
-                guard lastIncrease.map({ now - $0 >= Self.increaseInterval }) ?? true else { return }
-                set(min(probe, Double(target) * Self.maxRise))
-                lastIncrease = now
-                probeSince = now
-                return
-            }
-            guard now - start >= probeHold else { return }
-            // Above the ceiling this long with no queue: the link carries more than was measured.
-            probeSince = nil
-            heldProbe = (now, ceiling)
-            self.ceiling = nil
-            keyframePeakMs = 0
-        }
-        guard now - since >= Self.calmBeforeIncrease,
+        guard now - since >= Self.calmBeforeIncrease || climbStep != nil,
               lastIncrease.map({ now - $0 >= Self.increaseInterval }) ?? true,
               lastDecrease.map({ now - $0 >= Self.calmBeforeIncrease }) ?? true,
               target < maximum else { return }
@@ -191,14 +177,32 @@ struct BitrateController {
         if let ceiling {
             let hold = ceiling * Self.holdShare - s.otherBps
             if Double(target) < hold * 0.98 {
-                next = min(next, hold)
+                // Under a link just measured: back to the hold in one step.
+                next = hold
             } else {
-                next = min(next, ceiling * Self.probeShare - s.otherBps)
-                probeSince = now
+                // At the hold (for `increaseInterval` at least): a probe, in one step.
+                next = ceiling * Self.probeShare - s.otherBps
+                if Int(next) > target { probeSince = now }
             }
+        } else if let step = climbStep {
+            climbStep = step * 2
+            next = Double(target) + climbStep!
         }
         if Int(next) > target {
             set(next)
+            lastIncrease = now
+        }
+    }
+
+    /// The link carries more than `ceiling`: the climb starts at once, from `level`, at twice a
+    /// probe's step over the hold (`holdShare`).
+    private mutating func setAside(_ ceiling: Double, at now: Int64, from level: Double) {
+        probeSince = nil
+        heldProbe = (now, ceiling)
+        self.ceiling = nil
+        climbStep = ceiling * (Self.probeShare - Self.holdShare)
+        if Int(level) > target {
+            set(level)
             lastIncrease = now
         }
     }

@@ -9,8 +9,7 @@ import POSIX
 /// - **Backlog floor**: the smallest backlog over the last `floorWindow`. A keyframe's burst
 ///   lifts the backlog for a few hundred milliseconds and is gone; a floor that stays up is a
 ///   standing queue, the stream sending more than the link carries.
-/// - **Backlog peak**: the largest backlog over the last `peakWindow` (a GOP): how long the last
-///   keyframe took to get through.
+/// - **Quick floor**: the same over `quickFloorWindow`, which a probe's queue passes sooner.
 /// - **Link rate**: what the peer acknowledged, over `window` (long enough that a burst the path
 ///   absorbed, a proxy's or router's buffer or token bucket, adds little), counted only between
 ///   samples that both found the kernel holding at least `busyBytes` (the link was the
@@ -23,10 +22,10 @@ import POSIX
 struct LinkMonitor {
     struct Status: Sendable, Equatable {
         var backlogMs: Double = 0
-        /// The smallest backlog over the last `floorWindow` (0 until the samples span it), and the
-        /// largest over the last `peakWindow`.
+        /// The smallest backlog over the last `floorWindow` and `quickFloorWindow` (0 until the
+        /// samples span the floor window).
         var backlogFloorMs: Double = 0
-        var backlogPeakMs: Double = 0
+        var backlogQuickFloorMs: Double = 0
         /// Bits per second the link carried while busy, or nil when it was not busy long enough.
         var capacityBps: Double?
         /// Bits per second delivered (acknowledged) over the window, and over the last `floorWindow`
@@ -50,8 +49,9 @@ struct LinkMonitor {
     static let minimumBusy: Int64 = 500_000
     /// The backlog floor is the smallest backlog over this long (µs): longer than a keyframe's burst.
     static let floorWindow: Int64 = 1_000_000
-    /// The backlog peak is the largest over this long (µs): a GOP at the default `--gop`, so a keyframe is in it.
-    static let peakWindow: Int64 = 2_000_000
+    /// A probe's queue is told sooner, by the floor over this long (µs): still longer than a
+    /// keyframe takes through a link a probe is a quarter over (x264's quarter second of VBV: 0.31 s).
+    static let quickFloorWindow: Int64 = 500_000
     /// What the kernel must hold for the link to count as the bottleneck (bytes).
     static let busyBytes: Int64 = 2048
 
@@ -112,8 +112,10 @@ struct LinkMonitor {
         // The floor and the recent rate need a whole `floorWindow` of samples (none yet at the start of a connection).
         let recent = samples.reversed().prefix { $0.time >= now - Self.floorWindow }
         let whole = samples.first.map { now - $0.time >= Self.floorWindow } ?? false
-        if whole { status.backlogFloorMs = recent.map(\.backlogMs).min() ?? 0 }
-        status.backlogPeakMs = samples.reversed().prefix { $0.time >= now - Self.peakWindow }.map(\.backlogMs).max() ?? 0
+        if whole {
+            status.backlogFloorMs = recent.map(\.backlogMs).min() ?? 0
+            status.backlogQuickFloorMs = recent.prefix { $0.time >= now - Self.quickFloorWindow }.map(\.backlogMs).min() ?? 0
+        }
 
         guard let first = samples.first, now > first.time else { return status }
         let span = Double(now - first.time) / 1e6
