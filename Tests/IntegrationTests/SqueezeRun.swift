@@ -15,23 +15,24 @@ final class SqueezeRun: @unchecked Sendable {
         let proxyOptions: [String]
         /// More livemux arguments; "DIR" stands for the run's directory.
         let extra: [String]
-        /// The squeeze that runs beside this one, and the test that reads it.
-        let partner: String
-        let partnerTest: String
+        /// The squeeze that runs beside this one, and the test that reads it (nil: it runs alone).
+        let partner: (name: String, test: String)?
     }
 
     static let specs: [String: Spec] = [
         "throttle": Spec(seconds: 32, vbitrate: "2M", script: "throttle-proxy", schedule: "0:10000000,4:1000000,22:10000000",
-                         proxyOptions: [], extra: ["-o", "DIR/rec.flv"], partner: "delay", partnerTest: "testBitRateSettlesOnALinkWithDelay"),
+                         proxyOptions: [], extra: ["-o", "DIR/rec.flv"], partner: ("delay", "testBitRateSettlesOnALinkWithDelay")),
         "delay": Spec(seconds: 32, vbitrate: "2M", script: "bucket-proxy", schedule: "0:10000000,4:1000000,22:10000000",
                       proxyOptions: ["--burst", "1500", "--rcvbuf", "8192", "--rtt", "100"], extra: [],
-                      partner: "throttle", partnerTest: "testBitRateFollowsASqueezedLinkAndComesBack"),
-        "bucket": Spec(seconds: 50, vbitrate: "2M", script: "bucket-proxy", schedule: "0:10000000,4:1000000,24:10000000",
+                      partner: ("throttle", "testBitRateFollowsASqueezedLinkAndComesBack")),
+        "bucket": Spec(seconds: 36, vbitrate: "2M", script: "bucket-proxy", schedule: "0:10000000,4:1000000,24:10000000",
                        proxyOptions: ["--burst", "32768", "--rcvbuf", "8192"], extra: [],
-                       partner: "steps", partnerTest: "testBitRateFollowsALinkThatSteps"),
-        "steps": Spec(seconds: 44, vbitrate: "1.5M", script: "throttle-proxy", schedule: "0:2000000,4:1000000,16:500000,28:2000000",
+                       partner: ("steps", "testBitRateFollowsALinkThatSteps")),
+        "steps": Spec(seconds: 48, vbitrate: "1.5M", script: "throttle-proxy", schedule: "0:2000000,4:1000000,20:500000,36:2000000",
                       proxyOptions: [], extra: ["--min-vbitrate", "200k"],
-                      partner: "bucket", partnerTest: "testBitRateSettlesBehindABurstyTokenBucket"),
+                      partner: ("bucket", "testBitRateSettlesBehindABurstyTokenBucket")),
+        "deep": Spec(seconds: 36, vbitrate: "2M", script: "bucket-proxy", schedule: "0:10000000,4:1000000,24:10000000",
+                     proxyOptions: ["--burst", "65536", "--rcvbuf", "8192"], extra: [], partner: nil),
     ]
 
     let directory: String
@@ -65,9 +66,9 @@ final class SqueezeRun: @unchecked Sendable {
             let run = try runs[name] ?? SqueezeRun(spec)
             runs[name] = nil
             started.insert(name)
-            if !started.contains(spec.partner) && selected(spec.partnerTest) {
-                runs[spec.partner] = try SqueezeRun(specs[spec.partner]!)
-                started.insert(spec.partner)
+            if let partner = spec.partner, !started.contains(partner.name) && selected(partner.test) {
+                runs[partner.name] = try SqueezeRun(specs[partner.name]!)
+                started.insert(partner.name)
             }
             return run
         }
