@@ -18,7 +18,8 @@ final class ControlAPIFuzzTests: TemporaryDirectoryTestCase {
                                       "--size", "320x240", "-o", file], directory: dir)
         let url = try XCTUnwrap(job.dashboardURL(), job.stderr)
         let port = try XCTUnwrap(URLComponents(string: url)?.port)
-        let seed = UInt64.random(in: 1...UInt64.max)
+        // LIVEMUX_FUZZ_SEED repeats a printed run.
+        let seed = ProcessInfo.processInfo.environment["LIVEMUX_FUZZ_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
         print("control API fuzz: seed \(seed)")
         var random = SplitMix(seed: seed)
         let methods = ["GET", "POST", "PATCH", "PUT", "DELETE", "HEAD", "OPTIONS", "get", "FOO", ""]
@@ -67,25 +68,13 @@ final class ControlAPIFuzzTests: TemporaryDirectoryTestCase {
         }
         print("control API fuzz: answers by status \(statuses.sorted { $0.key < $1.key })")
         print("control API fuzz: livemux said: \(job.stderr)")
-        XCTAssertEqual(Network.get(port: port, "/api", headers: "Authorization: Bearer \(key)\r\n").split(separator: " ").dropFirst().first, "200")
+        XCTAssertEqual(Network.get(port: port, "/api", headers: "Authorization: Bearer \(key)\r\n").split(separator: " ").dropFirst().first, "200",
+                       "seed \(seed): \(job.stderr)")
         job.stop()
         let status = job.wait()
-        XCTAssertTrue(status == 0 || status == 1, "exit \(status): \(job.stderr)")
-        XCTAssertEqual(try Tools.decodeErrors(file), "")
-        let frames = try XCTUnwrap(try Tools.probe(file).stream("video")).packetCount
-        XCTAssertGreaterThan(frames, 30)
-    }
-}
-
-/// A small seeded generator, so a failing run can be repeated from the seed it printed.
-struct SplitMix {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
+        XCTAssertTrue(status == 0 || status == 1, "seed \(seed): exit \(status): \(job.stderr)")
+        XCTAssertEqual(try Tools.decodeErrors(file), "", "seed \(seed)")
+        let frames = try XCTUnwrap(try Tools.probe(file).stream("video"), "seed \(seed)").packetCount
+        XCTAssertGreaterThan(frames, 30, "seed \(seed)")
     }
 }

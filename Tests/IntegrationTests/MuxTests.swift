@@ -126,19 +126,22 @@ final class MuxTests: TemporaryDirectoryTestCase {
 
     /// Random bytes where video should be: a clear error or a clean run, never a crash.
     func testRandomBytesAsInput() throws {
-        var generator = SystemRandomNumberGenerator()
+        // Seeded and printed, so a failing input can be made again (LIVEMUX_FUZZ_SEED repeats one).
+        let seed = ProcessInfo.processInfo.environment["LIVEMUX_FUZZ_SEED"].flatMap(UInt64.init) ?? UInt64.random(in: 1...UInt64.max)
+        print("random bytes as input: seed \(seed)")
+        var generator = SplitMix(seed: seed)
         for name in ["r.h264", "r.hevc", "r.aac"] {
-            let bytes = (0..<65536).map { _ in UInt8.random(in: 0...255, using: &generator) }
+            let bytes = (0..<65536).map { _ in UInt8(truncatingIfNeeded: generator.next()) }
             _ = FileManager.default.createFile(atPath: "\(dir)/\(name)", contents: Data(bytes))
             let option = name.hasSuffix(".aac") ? "--audio" : "--video"
             let r = try Tools.livemux(["mux", "-q", option, "\(dir)/\(name)", "-o", "\(dir)/\(name).asf"])
-            XCTAssertTrue(r.status == 0 || r.status == 1, "\(name): exit \(r.status) \(r.stderr)")
+            XCTAssertTrue(r.status == 0 || r.status == 1, "\(name) (seed \(seed)): exit \(r.status) \(r.stderr)")
             if r.status == 1 {
                 let lines = r.stderr.split(separator: "\n")
-                XCTAssertEqual(lines.count, 1, r.stderr)
-                XCTAssertTrue(r.stderr.hasPrefix("error: "), r.stderr)
+                XCTAssertEqual(lines.count, 1, "\(name) (seed \(seed)): \(r.stderr)")
+                XCTAssertTrue(r.stderr.hasPrefix("error: "), "\(name) (seed \(seed)): \(r.stderr)")
             } else {
-                XCTAssertEqual(try Tools.decodeErrors("\(dir)/\(name).asf"), "")
+                XCTAssertEqual(try Tools.decodeErrors("\(dir)/\(name).asf"), "", "\(name) (seed \(seed))")
             }
         }
     }
