@@ -58,18 +58,18 @@ final class AdaptiveBitrateUnitTests: XCTestCase {
     static let hold = Int(1_000_000 * BitrateController.holdShare) - 130_000, probe = 1_250_000 - 130_000
 
     func testStepsDownAtOnceAndRemembersTheCeiling() {
-        var c = BitrateController(maximum: 4_000_000, minimum: 500_000)
+        var c = BitrateController(maximum: 5_000_000, minimum: 300_000)
         var t: Int64 = 0
         func run(_ seconds: Double, _ s: Status) { for _ in 0..<Int(seconds * 4) { t += 250_000; _ = c.update(at: t, s) } }
         let (hold, probe) = (Self.hold, Self.probe)
         XCTAssertEqual(c.update(at: t, Self.congested), hold - 150_000, "to what the link carries less a 4 s drain, at once")
         XCTAssertEqual(c.ceiling, 1_000_000)
-        // Drained, then calm for 1.5 s: back to the hold under the ceiling in one step, then,
+        // Drained, then calm for a second: back to the hold under the ceiling in one step, then,
         // a second later, a probe a quarter over it.
         run(1, Self.draining)
-        run(2, Self.calm)
+        run(1.25, Self.calm)
         XCTAssertEqual(c.target, hold)
-        run(0.5, Self.calm)
+        run(0.75, Self.calm)
         XCTAssertEqual(c.target, hold)
         run(0.25, Self.calm)
         XCTAssertEqual(c.target, probe)
@@ -79,18 +79,18 @@ final class AdaptiveBitrateUnitTests: XCTestCase {
         run(0.25, Self.forming)
         XCTAssertEqual(c.target, hold - 37_500)
         XCTAssertEqual(c.ceiling, 1_000_000)
-        // The link opens: back to the hold, then the next probe holds for a quarter longer than
-        // the last took to fail (2.5 s at least), the ceiling goes, and the rate climbs in steps
-        // that double: twice the probe's step over the hold, then four times, to the maximum.
+        // The link opens: back to the hold, then the next probe holds for half a second longer
+        // than the last took to fail (2.5 s at least), the ceiling goes, and the rate climbs in
+        // steps that double: twice the probe's step over the hold, then four times, to the maximum.
         var seconds = 0.0, targets: [Int] = []
-        while c.target < 4_000_000 && seconds < 30 {
+        while c.target < 5_000_000 && seconds < 30 {
             run(0.25, Self.calm)
             seconds += 0.25
             if targets.last != c.target { targets.append(c.target) }
         }
         XCTAssertNil(c.ceiling)
         let step = probe - hold
-        XCTAssertEqual(targets, [hold - 37_500, hold, probe, probe + 2 * step, probe + 6 * step, 4_000_000])
+        XCTAssertEqual(targets, [hold - 37_500, hold, probe, probe + 2 * step, probe + 6 * step, 5_000_000])
         XCTAssertLessThan(seconds, 10)
     }
 

@@ -38,16 +38,17 @@ struct BitrateController {
     /// encoder needs a moment to follow.
     static let decreaseInterval: Int64 = 1_000_000
     /// Kept up this long (µs) before a step up, and after a step down.
-    static let calmBeforeIncrease: Int64 = 1_500_000
+    static let calmBeforeIncrease: Int64 = 1_000_000
     /// Steps up at most this often (µs); before any link was measured, each by at most `maxRise`.
     static let increaseInterval: Int64 = 1_000_000
     static let maxRise = 1.25
     /// How long a probe must go without a queue before it counts as held (µs): at first
-    /// `firstProbeHold`, then a quarter longer than the last failed probe took to show its queue,
-    /// at least a GOP and the encoder's lag, at most `longestProbe`.
+    /// `firstProbeHold`, then `probeMargin` longer than the last failed probe took to show its
+    /// queue (two controller samples), at least a GOP and the encoder's lag, at most `longestProbe`.
     static let firstProbeHold: Int64 = 6_000_000
     static let shortestProbe: Int64 = 2_500_000
     static let longestProbe: Int64 = 12_000_000
+    static let probeMargin: Int64 = 500_000
     /// The most measurements one episode's median is taken over.
     static let episodeMeasurements = 40
     /// A backlog that peaked at `clearedMs` or more after a step down and is gone by the first
@@ -107,8 +108,8 @@ struct BitrateController {
         // told by the quick floor leaves the ceiling as it was (the probe failed: the link is it).
         if s.backlogFloorMs > (probeSince == nil ? Self.queueMs : Self.calmMs) { measureCeiling(at: now, s, episode: episode) }
         if let start = probeSince {
-            // Later probes last a quarter longer than this one took to show its queue.
-            probeHold = min(max(Self.shortestProbe, (now - start) * 5 / 4), Self.longestProbe)
+            // Later probes last half a second longer than this one took to show its queue.
+            probeHold = min(max(Self.shortestProbe, now - start + Self.probeMargin), Self.longestProbe)
             probeSince = nil
         }
         guard !episode || lastDecrease.map({ now - $0 >= Self.decreaseInterval && s.backlogMs >= backlogAtDecrease }) ?? true else { return }
