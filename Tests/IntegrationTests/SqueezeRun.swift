@@ -25,13 +25,13 @@ final class SqueezeRun: @unchecked Sendable {
         "delay": Spec(seconds: 32, vbitrate: "2M", script: "bucket-proxy", schedule: "0:10000000,4:1000000,22:10000000",
                       proxyOptions: ["--burst", "1500", "--rcvbuf", "8192", "--rtt", "100"], extra: [],
                       partner: ("throttle", "testBitRateFollowsASqueezedLinkAndComesBack")),
-        "bucket": Spec(seconds: 36, vbitrate: "2M", script: "bucket-proxy", schedule: "0:10000000,4:1000000,24:10000000",
+        "bucket": Spec(seconds: 38, vbitrate: "2M", script: "bucket-proxy", schedule: "0:10000000,4:1000000,24:10000000",
                        proxyOptions: ["--burst", "32768", "--rcvbuf", "8192"], extra: [],
                        partner: ("steps", "testBitRateFollowsALinkThatSteps")),
         "steps": Spec(seconds: 48, vbitrate: "1.5M", script: "throttle-proxy", schedule: "0:2000000,4:1000000,20:500000,36:2000000",
                       proxyOptions: [], extra: ["--min-vbitrate", "200k"],
                       partner: ("bucket", "testBitRateSettlesBehindABurstyTokenBucket")),
-        "deep": Spec(seconds: 36, vbitrate: "2M", script: "bucket-proxy", schedule: "0:10000000,4:1000000,24:10000000",
+        "deep": Spec(seconds: 38, vbitrate: "2M", script: "bucket-proxy", schedule: "0:10000000,4:1000000,24:10000000",
                      proxyOptions: ["--burst", "65536", "--rcvbuf", "8192"], extra: [], partner: nil),
     ]
 
