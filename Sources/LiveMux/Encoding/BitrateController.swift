@@ -57,7 +57,7 @@ struct BitrateController {
     /// probe had held. The encoder still sends the old rate for half a second after the step,
     /// so a link that stayed drains slower still.
     static let clearedMs = 200.0
-    static let clearedFaster = 2.0
+    static let clearedFaster = 4.0
     /// Congestion this soon (µs) after a held probe, on a link no faster than the probe, means
     /// the probe was hidden, not held: the ceiling comes back and probes last twice as long.
     static let probeAftermath: Int64 = 10_000_000
