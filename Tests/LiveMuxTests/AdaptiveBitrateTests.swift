@@ -115,6 +115,26 @@ final class AdaptiveBitrateUnitTests: XCTestCase {
         XCTAssertLessThan(d.target, Self.hold)
     }
 
+    /// A bursty link lets the backlog dip under calm while it carries less than is sent: a probe
+    /// holds only when the link carried nine tenths of what was sent over the last second.
+    func testAProbeHoldsOnlyWhenTheLinkCarriedWhatWasSent() {
+        var c = BitrateController(maximum: 2_000_000, minimum: 500_000)
+        var t: Int64 = 0
+        func run(_ seconds: Double, _ s: Status) { for _ in 0..<Int(seconds * 4) { t += 250_000; _ = c.update(at: t, s) } }
+        run(0.25, Self.congested)
+        run(1, Self.draining)
+        var short = Self.calm
+        short.recentSentBps = 1_250_000
+        short.recentBps = 1_000_000
+        run(12, short)
+        XCTAssertEqual(c.ceiling, 1_000_000)
+        XCTAssertEqual(c.target, Self.probe)
+        var carried = short
+        carried.recentBps = 1_200_000
+        run(0.25, carried)
+        XCTAssertNil(c.ceiling)
+    }
+
     /// A probe that held on a path that only hid it: congestion right after, on a link no faster
     /// than the probe, brings the ceiling back and makes the next probe twice as long.
     func testAProbeThePathHidBringsTheCeilingBack() {

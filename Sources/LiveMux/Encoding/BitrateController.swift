@@ -58,6 +58,8 @@ struct BitrateController {
     /// so a link that stayed drains slower still.
     static let clearedMs = 200.0
     static let clearedFaster = 4.0
+    /// Of what was sent over the last second, what the link must have carried for a probe to hold.
+    static let carriedShare = 0.9
     /// Congestion this soon (µs) after a held probe, on a link no faster than the probe, means
     /// the probe was hidden, not held: the ceiling comes back and probes last twice as long.
     static let probeAftermath: Int64 = 10_000_000
@@ -165,8 +167,9 @@ struct BitrateController {
                 setAside(ceiling, at: now, from: ceiling * Self.probeShare - s.otherBps)
             }
         } else if let start = probeSince, let ceiling {
-            // Held: its learnt length with no queue standing, and none forming now.
-            guard now - start >= probeHold, s.backlogMs < Self.calmMs else { return }
+            // Held: its learnt length with no queue standing, none forming now, and the link
+            // carried what was sent over the last second (a bursty link lets the backlog dip).
+            guard now - start >= probeHold, s.backlogMs < Self.calmMs, s.recentBps >= s.recentSentBps * Self.carriedShare else { return }
             // Over the ceiling this long with no queue: the link carries more than was measured.
             setAside(ceiling, at: now, from: Double(target))
         }

@@ -32,6 +32,9 @@ struct LinkMonitor {
         /// (0 until the samples span it).
         var deliveredBps: Double = 0
         var recentBps: Double = 0
+        /// Bits per second handed to the connection over the last `floorWindow` (0 until the
+        /// samples span it): against `recentBps`, whether the link carried what was sent.
+        var recentSentBps: Double = 0
         /// Bits per second of everything but video handed over (audio, container overhead).
         var otherBps: Double = 0
         /// The link rate: the capacity when measured (at most what was delivered), else what was delivered.
@@ -121,7 +124,9 @@ struct LinkMonitor {
         let span = Double(now - first.time) / 1e6
         status.deliveredBps = Double(acknowledged - first.acknowledged) * ratio * 8 / span
         if whole, let start = recent.last, now > start.time {
-            status.recentBps = Double(acknowledged - start.acknowledged) * ratio * 8 / (Double(now - start.time) / 1e6)
+            let seconds = Double(now - start.time) / 1e6
+            status.recentBps = Double(acknowledged - start.acknowledged) * ratio * 8 / seconds
+            status.recentSentBps = Double(completed - start.handed) * 8 / seconds
         }
         status.otherBps = Double((completed - completedVideo) - (first.handed - first.video)) * 8 / span
         var busyTime: Int64 = 0, busyBytes: Int64 = 0
