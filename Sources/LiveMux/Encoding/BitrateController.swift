@@ -73,6 +73,9 @@ struct BitrateController {
     /// Since when a probe above the ceiling has been sent (nil: not probing).
     private var probeSince: Int64?
     private var probeHold = Self.firstProbeHold
+    /// The ceiling `probeHold` was learnt under: a path hides a probe for its buffers over the
+    /// probe's excess, a quarter of the link, so under a lower ceiling a probe takes longer.
+    private var probeHoldCeiling: Double?
     /// The last probe that held: when, and the ceiling it set aside.
     private var heldProbe: (time: Int64, ceiling: Double)?
     /// After a probe held, the next step up (bits per second): it doubles each time, until a queue stands.
@@ -112,6 +115,7 @@ struct BitrateController {
         if let start = probeSince {
             // Later probes last half a second longer than this one took to show its queue.
             probeHold = min(max(Self.shortestProbe, now - start + Self.probeMargin), Self.longestProbe)
+            probeHoldCeiling = ceiling
             probeSince = nil
         }
         guard !episode || lastDecrease.map({ now - $0 >= Self.decreaseInterval && s.backlogMs >= backlogAtDecrease }) ?? true else { return }
@@ -169,7 +173,9 @@ struct BitrateController {
         } else if let start = probeSince, let ceiling {
             // Held: its learnt length with no queue standing, none forming now, and the link
             // carried what was sent over the last second (a bursty link lets the backlog dip).
-            guard now - start >= probeHold, s.backlogMs < Self.calmMs, s.recentBps >= s.recentSentBps * Self.carriedShare else { return }
+            let scaled = Double(probeHold) * max(1, (probeHoldCeiling ?? ceiling) / ceiling)
+            guard Double(now - start) >= min(scaled, Double(Self.longestProbe)), s.backlogMs < Self.calmMs,
+                  s.recentBps >= s.recentSentBps * Self.carriedShare else { return }
             // Over the ceiling this long with no queue: the link carries more than was measured.
             setAside(ceiling, at: now, from: Double(target))
         }
