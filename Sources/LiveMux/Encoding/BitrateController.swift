@@ -26,7 +26,8 @@ struct BitrateController {
     static let calmMs = 100.0
     static let jamMs = 400.0
     /// Of the ceiling, what the stream holds at: room for keyframes to drain within a GOP, and
-    /// for probes (a quarter over, up to 4 s behind a deep bucket) within 95% of the link over 10 s.
+    /// for probes (a quarter over, for seconds behind a deep bucket) in the 10 s average
+    /// (docs/latency.md has the variants measured).
     static let holdShare = 0.82
     /// Of the ceiling, what a probe sends. The more over the link, the sooner a probe sees
     /// through what a path holds before its bottleneck (a token bucket, a proxy's buffer):
