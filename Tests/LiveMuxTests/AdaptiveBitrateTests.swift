@@ -165,7 +165,7 @@ final class AdaptiveBitrateUnitTests: XCTestCase {
     /// bounds and the target is back over 80% of --vbitrate within 8 s of the link opening,
     /// wherever in a probe's cycle it opens. Behind the 64 KiB bucket the first queue shows only
     /// once 1.6 s of backlog stands, which the floor (500k) drains at 0.37 s a second: its span
-    /// starts at 13 s; and a probe there sits over the link up to 4 s (docs/latency.md: the
+    /// starts at 13 s; and a probe there sits over the link about 4 s (docs/latency.md: the
     /// 3 s issue 41 asks is not met).
     func testSettlesOnASlowBurstyLinkInsteadOfPumping() {
         for burst: Int64 in [32 * 1024, 64 * 1024] {
