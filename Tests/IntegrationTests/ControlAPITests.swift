@@ -152,6 +152,13 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
             XCTAssertEqual(answer.status, 400, body)
             XCTAssertEqual(answer.json["field"] as? String, field, "\(answer.json)")
         }
+        // Bit rates past Int's range: once a trap in `Int(_:)` that ended the job (a CI fuzz run).
+        for rate in ["-1e308", "1e308", #""1e300k""#, "-9223372036854775809"] {
+            let answer = call(port, "POST", "/api/outputs", body: #"{"output": "\#(dir)/x.flv", "vbitrate": \#(rate)}"#)
+            XCTAssertEqual(answer.status, 400, rate)
+            XCTAssertEqual(answer.json["field"] as? String, "vbitrate", "\(answer.json)")
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "\(dir)/x.flv"))
         XCTAssertEqual(call(port, "PATCH", "/api/sources/a0", body: "not json").status, 400)
         XCTAssertEqual(call(port, "PATCH", "/api/sources/a7", body: #"{"mute": true}"#).status, 404)
         XCTAssertEqual(call(port, "POST", "/api/segments/cut").status, 409, "nothing is cut into segments")

@@ -159,7 +159,8 @@ final class ControlAPI: Sendable {
             let scale: Double = s.hasSuffix("k") || s.hasSuffix("K") ? 1_000 : s.hasSuffix("M") ? 1_000_000 : 1
             rate = Double(scale == 1 ? Substring(s) : s.dropLast()).map { $0 * scale }
         }
-        guard let rate, rate.isFinite, bitRates.contains(Int(rate)) else {
+        // Compared as a Double first: Int(_:) traps on a value past Int's range (-1e308).
+        guard let rate, rate >= Double(bitRates.lowerBound), rate <= Double(bitRates.upperBound) else {
             throw ControlError.badRequest("vbitrate", "vbitrate is bits per second from 16k to 100M: 800000 or \"800k\"")
         }
         return Int(rate)
