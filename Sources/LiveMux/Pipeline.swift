@@ -46,6 +46,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     let layout: Locked<(layout: VideoLayout, main: Int, removed: Set<Int>)>
     /// Each source's own stop (`stop` requests them all): the control API ends one alone.
     let sourceStops: [StopSignal]
+    /// The sources added while the job runs.
+    let addedSources: LiveSources
 
     /// - Parameter report: receives warnings (an output that stopped while others go on).
     public init(_ configuration: RecordConfiguration, quiet: Bool = false,
@@ -68,7 +70,10 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         // Sources first: a missing device is the likeliest mistake.
         let opened = try RecordingSources(config, report: report)
         let sources = opened.all
-        if sources.contains(where: \.isLive) { sources.forEach { $0.shareClockWithLiveInput() } }
+        let controlled = config.liveControl || config.outputs.controlAccess != nil
+        // A job that may change runs on the wall clock from the start, as one with a live input
+        // does: a source added later joins at the instant it is added.
+        if sources.contains(where: \.isLive) || (controlled && config.realtime) { sources.forEach { $0.shareClockWithLiveInput() } }
         // Unpaced, nobody waits for a packet: the mux thread is woken once per batch, not per
         // packet, and so takes a core from the video encoder less often.
         let unpaced = !sources.contains { $0.isLive || $0.isPaced }
@@ -76,7 +81,6 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         let plan = EncodePlan(video: wantVideo ? config.video : nil, audio: wantAudio ? config.audio : nil,
                               outputs: config.outputs, adaptive: adaptive != nil)
         let outputGroups = Self.sessionOutputs(config, plan)
-        let controlled = config.liveControl || config.outputs.controlAccess != nil
         let gains = controlled && wantAudio ? AudioGains(count: opened.audio.count, initial: config.composition.gains) : nil
         let queues = outputGroups.map { _ in
             MuxQueue(streams: kinds, capacity: config.queueCapacity, singleProducer: sources.count == 1 && kinds.count > 1,
@@ -90,7 +94,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         // Several sources of a kind, or filters: graphs between the sources and the encoders. A
         // graph that makes another size (side by side, a crop) sets the picture's, unless --size.
         let graphs = try SourceGraphs(opened, composition: config.composition, videoFormat: videoFormat, audioFormat: audioFormat,
-                                      liveGains: gains != nil)
+                                      live: controlled)
         if let size = graphs.videoOutputSize, config.video.width == nil {
             (videoFormat!.width, videoFormat!.height) = (size.width & ~1, size.height & ~1)
             if let warning = Self.oddSizeWarning(size, config.composition) { report(warning) }
@@ -176,6 +180,20 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
                   statistics: statistics, quiet: quiet, report: report),
             given: given, video: videoEncodes, audio: audioEncodes, servesViewers: viewers != nil,
             viewersVideo: viewers?.video.map { lanes[$0] }, firstSession: plan.sessions.count)
+        let reopening = { () -> DeviceReopening in
+            var later = DeviceReopening(timeout: config.deviceTimeout)
+            later.endsRecording = false
+            return later
+        }()
+        let firstSession = sessions[0]
+        addedSources = LiveSources(.init(
+            open: { spec, kind in
+                try CaptureSource(spec: spec, video: kind == .video, audio: kind == .audio, realtime: config.realtime,
+                                  frameRate: config.video.fps, reopening: reopening, report: report)
+            },
+            compositor: stages.video as? VideoCompositor, mixer: stages.audio, gains: gains, pictureSize: graphs.videoSizes.first,
+            audioFormat: audioFormat, given: (opened.video.count, opened.audio.count), paced: !unpaced,
+            spawn: { name, body in firstSession.spawn(name, onFailure: {}, body) }, statistics: statistics, report: report))
         encoderThreads = videoConsumer.map { [$0] } ?? []
         self.timeline = timeline
         self.adaptive = adaptive
@@ -264,10 +282,14 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         stopSignal.request()
         sourceStops.forEach { $0.request() }
         sources.forEach { $0.interrupt() }
+        addedSources.stopAll()
     }
 
     /// Waits until every thread has finished; throws the first failure.
     public func wait() throws {
+        session.waitForProducers()
+        // A source added while the first wait ran has its thread joined by the second.
+        addedSources.stopAll()
         session.waitForProducers()
         live.close()
         try MuxSession.finish(sessions + live.addedSessions, outputNames: outputNames + live.added.map(\.name))
@@ -288,8 +310,10 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         s.queueDepths = session.queue.depths
         let drift = timeline.drift.status
         (s.driftMs, s.avOffsetMs, s.driftCorrections, s.driftPPM) = (drift.driftMs, drift.offsetMs, drift.corrections, drift.driftPPM)
-        s.devices = sources.compactMap { $0.deviceStatus?.snapshot }
-        s.sources = stages.snapshots(opened)
+        let added = addedSources.all
+        s.devices = (sources + added.map(\.source)).compactMap { $0.deviceStatus?.snapshot }
+        let all = stages.snapshots(opened) + addedSources.snapshots()
+        s.sources = all.filter { $0.kind == .video } + all.filter { $0.kind == .audio }
         s.network = sessions.flatMap(\.networkSnapshots)
         s.videoBitRate = adaptive?.current ?? videoBitRate
         return s

@@ -28,6 +28,10 @@ struct CtlCommand {
                             a new output, as -o takes it, from the next keyframe; its own
                             encode unless one with those settings runs; -y replaces a file
       outputs remove oN     end output oN whole (file complete, push closed); the others go on
+      sources add --video SPEC | --audio SPEC [--opt KEY=VAL]…
+                            a source opened as --video / --audio opens it (a device, a
+                            lavfi graph or a file), into the picture where the layout puts
+                            the next one, or into the mix at unity; its id (v2, a1 …)
       sources remove vN|aN  a source ends: it leaves the picture, or the mix (v0 and a0 stay)
       reconnect oN          URL output oN connects again at once, from the newest keyframe
       main vN               video source vN becomes the main picture
@@ -90,6 +94,9 @@ struct CtlCommand {
         case "reconnect":
             try expect(1, "reconnect oN")
             (cmd.method, cmd.path) = ("POST", "/api/outputs/\(args[0])/reconnect")
+        case "sources" where args.first == "add":
+            (cmd.method, cmd.path) = ("POST", "/api/sources")
+            cmd.body = try Self.source(Array(args.dropFirst()))
         case "sources" where args.first == "remove":
             guard args.count == 2 else { throw UsageError("usage: livemux ctl sources remove vN|aN") }
             (cmd.method, cmd.path) = ("DELETE", "/api/sources/\(args[1])")
@@ -101,10 +108,26 @@ struct CtlCommand {
             (cmd.method, cmd.path) = ("POST", "/api/outputs")
             cmd.body = try Self.output(Array(args.dropFirst()))
         default:
-            throw UsageError("unknown ctl command '\(verb)' (list, mute, unmute, volume, vbitrate, cut, outputs add|remove, sources remove, reconnect, main, layout; see livemux help ctl)")
+            throw UsageError("unknown ctl command '\(verb)' (list, mute, unmute, volume, vbitrate, cut, outputs add|remove, sources add|remove, reconnect, main, layout; see livemux help ctl)")
         }
         if verb == "list" { cmd.path = "/api" }
         return cmd
+    }
+
+    /// `sources add`'s body: `--video SPEC` or `--audio SPEC`, then `--opt KEY=VAL` for it.
+    private static func source(_ words: [String]) throws -> [String: Any] {
+        let usage = UsageError("usage: livemux ctl sources add --video SPEC | --audio SPEC [--opt KEY=VAL]…")
+        var rest = words[...]
+        guard let option = rest.popFirst(), ["--video", "--audio"].contains(option), let spec = rest.popFirst() else { throw usage }
+        var options: [String: String] = [:]
+        while let next = rest.popFirst() {
+            guard next == "--opt", let pair = rest.popFirst() else { throw usage }
+            let (key, value) = try Values.keyValue(pair, option: "--opt")
+            options[key] = value
+        }
+        var body: [String: Any] = [String(option.dropFirst(2)): spec]
+        if !options.isEmpty { body["options"] = options }
+        return body
     }
 
     /// `outputs add`'s body: the output, then its settings as record takes them after an -o.

@@ -25,11 +25,14 @@ final class ControlAPIFuzzTests: TemporaryDirectoryTestCase {
         let methods = ["GET", "POST", "PATCH", "PUT", "DELETE", "HEAD", "OPTIONS", "get", "FOO", ""]
         let paths = ["/api", "/api/", "/api/sources/a0", "/api/sources/a1", "/api/sources/v0", "/api/sources/", "/api/sources/a0/x",
                      "/api/outputs", "/api/outputs/o0", "/api/outputs/o1", "/api/outputs/o99999999999999999999", "/api/outputs/o0/reconnect",
-                     "/api/segments/cut", "/api/layout", "/api/%00", "/api/../stats", "/api?key=x", "/api/sources/a-1"]
-        let fields = ["mute", "volume", "vbitrate", "output", "format", "overwrite", "size", "fps", "vcodec", "abitrate", "", "\u{0}", "mute\""]
+                     "/api/segments/cut", "/api/layout", "/api/%00", "/api/../stats", "/api?key=x", "/api/sources/a-1",
+                     "/api/sources", "/api/sources/v1", "/api/sources/a2"]
+        let fields = ["mute", "volume", "vbitrate", "output", "format", "overwrite", "size", "fps", "vcodec", "abitrate", "", "\u{0}", "mute\"",
+                      "video", "audio", "options"]
         let values: [String] = ["true", "false", "0", "1", "-1", "0.5", "1e308", "-1e308", "NaN", "null", "\"800k\"", "\"\"", "[]", "{}",
                                 "[true]", "\"\(dir)/x.mp4\"", "\"/proc/x.flv\"", "\"rtmp://\"", "\"999999x999999\"", "\"30000/0\"",
-                                "\"\\u0000\"", "12345678901234567890", "\"hevc\"", "\"\(file)\""]
+                                "\"\\u0000\"", "12345678901234567890", "\"hevc\"", "\"\(file)\"",
+                                "\"lavfi:sine\"", "\"lavfi:testsrc2=size=64x64\"", "\"lavfi:nosuch\"", "\"/dev/zero\"", "{\"x\": 1}"]
         var statuses: [Int: Int] = [:]
         for _ in 0..<Self.requests {
             let method = methods[Int(random.next() % UInt64(methods.count))]

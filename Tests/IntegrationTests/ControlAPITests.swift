@@ -202,6 +202,13 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         XCTAssertTrue(again.stderr.hasPrefix("error: \(dir)/b.flv exists: give \"overwrite\": true"), again.stderr)
         let main = try ctl(["main", "v0"])
         XCTAssertEqual(main.stderr, "error: the job has one video source: there is no layout to change (HTTP 409)\n")
+        let tone = try ctl(["sources", "add", "--audio", "lavfi:sine=frequency=1000"])
+        XCTAssertEqual(tone.status, 0, tone.stderr)
+        XCTAssertEqual((try JSONSerialization.jsonObject(with: tone.stdout) as? [String: Any])?["id"] as? String, "a1")
+        let badOption = try ctl(["sources", "add", "--video", "lavfi:testsrc2", "--opt", "no_such_option=1"])
+        XCTAssertEqual(badOption.status, 1)
+        XCTAssertTrue(badOption.stderr.hasPrefix("error: lavfi:testsrc2 does not open: "), badOption.stderr)
+        XCTAssertEqual(try ctl(["sources", "add", "--video"]).status, 64)
         let fileReconnect = try ctl(["reconnect", "o0"])
         XCTAssertEqual(fileReconnect.stderr, "error: o0 is not a URL output: it has no connection (HTTP 409)\n")
         let refused = try ctl(["vbitrate", "o5", "1M"])
@@ -434,5 +441,81 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         print("control, sources: removed at \(removedAt) s, 1 kHz gone at \(gone) s")
         XCTAssertEqual(gone, removedAt, accuracy: 0.25)
         XCTAssertEqual(low[40], low[10], accuracy: low[10] * 0.1, "a0 goes on")
+    }
+
+    /// v1 (red, into the corner) and a1 (1 kHz, into the mix) added 2 s in, v1 removed again 4 s
+    /// in: each shows from the media time of the answer (within 0.25 s), every frame kept, the
+    /// file clean; sources that cannot open, or could keep the job waiting, are refused by field
+    /// with nothing added.
+    func testSourcesAddedWhileRecording() throws {
+        let file = "\(dir)/a.flv"
+        let stats = "\(dir)/stats.jsonl"
+        let job = try ServingLivemux(["record", "-q", "-t", "6", "--fps", "25", "--http", "127.0.0.1:0", "--control-key-file", keyFile,
+                                      "--stats", stats, "--video", "lavfi:color=c=blue:size=640x360:rate=25",
+                                      "--audio", "lavfi:sine=frequency=440:sample_rate=48000", "-o", file], directory: dir)
+        let port = try port(job)
+        waitForMedia(port, 2)
+        let video = call(port, "POST", "/api/sources", body: #"{"video": "lavfi:color=c=red:size=320x180:rate=25"}"#)
+        let addedAt = mediaTime(port)
+        let audio = call(port, "POST", "/api/sources", body: #"{"audio": "lavfi:sine=frequency=1000:sample_rate=48000"}"#)
+        XCTAssertEqual(video.status, 201, "\(video.json)")
+        XCTAssertEqual(video.json["id"] as? String, "v1")
+        XCTAssertEqual(audio.status, 201, "\(audio.json)")
+        XCTAssertEqual(audio.json["id"] as? String, "a1")
+        for (body, field) in [(#"{"video": "\#(dir)/missing.mp4"}"#, "video"), (#"{"audio": "lavfi:nosuchfilter"}"#, "audio"),
+                              (#"{"video": "rtmp://127.0.0.1/live/x"}"#, "video"), (#"{"audio": "-"}"#, "audio"),
+                              (#"{"audio": "lavfi:sine", "options": ["frequency"]}"#, "options"),
+                              (#"{"audio": "lavfi:sine", "options": {"frequency": 1000}}"#, "audio"),
+                              (#"{"video": "lavfi:testsrc2", "audio": "lavfi:sine"}"#, "audio"), (#"{"camera": "x"}"#, "camera")] {
+            let refused = call(port, "POST", "/api/sources", body: body)
+            XCTAssertEqual(refused.status, 400, body)
+            XCTAssertEqual(refused.json["field"] as? String, field, "\(body): \(refused.json)")
+        }
+        let sources = try XCTUnwrap(call(port, "GET", "/api").json["sources"] as? [[String: Any]])
+        XCTAssertEqual(sources.map { $0["id"] as? String }, ["v0", "v1", "a0", "a1"], "nothing added by a refusal")
+        XCTAssertEqual(sources.last?["volume"] as? Double, 1)
+        XCTAssertEqual(sources.last?["name"] as? String, "lavfi:sine=frequency=1000:sample_rate=48000")
+        waitForMedia(port, 4)
+        let removedAt = mediaTime(port)
+        XCTAssertEqual(call(port, "DELETE", "/api/sources/v1").status, 200)
+        XCTAssertEqual(job.wait(), 0, job.stderr)
+        XCTAssertEqual(try Tools.decodeErrors(file), "")
+        XCTAssertEqual(try Tools.probe(file).stream("video")?.packetCount, 150, "every frame, none dropped or repeated")
+        let corner = try MediaAnalysis.pixelTrack(file, 590, 320)
+        let firstRed = try XCTUnwrap(corner.firstIndex { $0.r > 200 && $0.b < 60 }, "v1 shows in the corner")
+        let lastRed = try XCTUnwrap(corner.lastIndex { $0.r > 200 && $0.b < 60 })
+        let (shown, gone) = (Double(firstRed) / 25, Double(lastRed + 1) / 25)
+        let samples = try MediaAnalysis.samples(file)
+        let window = 0.05
+        let high = MediaAnalysis.amplitudes(of: 1000, in: samples, window: window), low = MediaAnalysis.amplitudes(of: 440, in: samples, window: window)
+        let heard = Double(try XCTUnwrap(high.indices.first { high[$0] > low[$0] * 0.5 }, "a1 is heard")) * window
+        print("control, sources added: answered at \(addedAt) s, v1 shows at \(shown) s, a1 heard at \(heard) s; removed at \(removedAt) s, gone at \(gone) s")
+        XCTAssertEqual(shown, addedAt, accuracy: 0.25, "v1 shows where it was answered")
+        XCTAssertEqual(heard, addedAt, accuracy: 0.25, "a1 is heard where it was answered")
+        XCTAssertEqual(gone, removedAt, accuracy: 0.25, "v1 leaves where it was removed")
+        XCTAssertTrue(corner[..<(firstRed - 1)].allSatisfy { $0.b > 200 }, "v0 alone before")
+        XCTAssertEqual(low[Int(5.5 / window)], low[Int(1 / window)], accuracy: low[Int(1 / window)] * 0.1, "a0 goes on at its level")
+        XCTAssertEqual(high[Int(5.5 / window)], low[Int(5.5 / window)], accuracy: low[Int(5.5 / window)] * 0.15, "a1 at unity, as a0")
+        let lines = try String(contentsOfFile: stats, encoding: .utf8).split(separator: "\n")
+        let final = try XCTUnwrap(lines.last.flatMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) } as? [String: Any])
+        let changes = ((final["changes"] as? [[String: Any]]) ?? []).map { "\($0["target"] ?? "") \($0["setting"] ?? "")" }
+        XCTAssertEqual(changes, ["v1 added", "a1 added", "v1 removed"])
+    }
+
+    /// A picture that is the user's own graph takes no source added (409, nothing changed); the
+    /// mix, which is LiveMux's, still does.
+    func testASourceJoinsOnlyAGraphLiveMuxBuilt() throws {
+        let file = "\(dir)/a.flv"
+        let job = try ServingLivemux(["record", "-q", "-t", "3", "--http", "127.0.0.1:0", "--control-key-file", keyFile, "--size", "320x240",
+                                      "--filter-complex", "[v0]hue=s=0[vout]", "-o", file], directory: dir)
+        let port = try port(job)
+        waitForMedia(port, 1)
+        let video = call(port, "POST", "/api/sources", body: #"{"video": "lavfi:testsrc2"}"#)
+        XCTAssertEqual(video.status, 409, "\(video.json)")
+        XCTAssertEqual(video.json["field"] as? String, "video")
+        XCTAssertEqual(call(port, "POST", "/api/sources", body: #"{"audio": "lavfi:sine=frequency=1000"}"#).status, 201)
+        XCTAssertEqual(job.wait(), 0, job.stderr)
+        XCTAssertEqual(try Tools.decodeErrors(file), "")
+        XCTAssertEqual(try Tools.probe(file).stream("video")?.packetCount, 90)
     }
 }

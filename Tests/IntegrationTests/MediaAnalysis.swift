@@ -42,6 +42,15 @@ enum MediaAnalysis {
         return (width, height, [UInt8](r.stdout))
     }
 
+    /// The pixel at (x, y) in every frame, in order: one ffmpeg run for the whole file.
+    static func pixelTrack(_ path: String, _ x: Int, _ y: Int) throws -> [(r: Int, g: Int, b: Int)] {
+        let r = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-i", path, "-an", "-vf", "crop=2:2:\(x):\(y),scale=1:1",
+                                         "-f", "rawvideo", "-pix_fmt", "rgb24", "-"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let bytes = [UInt8](r.stdout)
+        return stride(from: 0, to: bytes.count - 2, by: 3).map { (Int(bytes[$0]), Int(bytes[$0 + 1]), Int(bytes[$0 + 2])) }
+    }
+
     /// The pixel at (x, y).
     static func pixel(_ f: (width: Int, height: Int, rgb: [UInt8]), _ x: Int, _ y: Int) -> (r: Int, g: Int, b: Int) {
         let i = (y * f.width + x) * 3

@@ -43,12 +43,21 @@ final class LiveControlLibraryTests: XCTestCase {
         XCTAssertThrowsError(try pipeline.removeOutput("o9")) { XCTAssertEqual(($0 as? ControlError)?.status, "404 Not Found") }
         XCTAssertThrowsError(try pipeline.removeOutput("o2")) { XCTAssertEqual(($0 as? ControlError)?.status, "409 Conflict", "already ending") }
         XCTAssertThrowsError(try pipeline.setAudio("a2", muted: true)) { XCTAssertEqual(($0 as? ControlError)?.status, "404 Not Found") }
+        let tone = try pipeline.addSource(Capabilities.sourceSpec("lavfi:sine=frequency=2000"), kind: .audio)
+        XCTAssertEqual(tone["id"] as? String, "a2")
+        try pipeline.setAudio("a2", volume: 0.5)
+        let picture = try pipeline.addSource(Capabilities.sourceSpec("lavfi:testsrc2=size=160x120"), kind: .video)
+        XCTAssertEqual(picture["id"] as? String, "v1")
+        XCTAssertThrowsError(try pipeline.addSource(Capabilities.sourceSpec("rtmp://127.0.0.1/live/x"), kind: .video)) {
+            XCTAssertEqual(($0 as? ControlError)?.field, "video", "a URL could keep the call waiting")
+        }
+        try pipeline.removeSource("a2")
         XCTAssertThrowsError(try pipeline.setAudio("a0", volume: -1)) { XCTAssertEqual(($0 as? ControlError)?.field, "volume") }
         XCTAssertThrowsError(try pipeline.setVideoBitRate(output: "o0", 10)) { XCTAssertEqual(($0 as? ControlError)?.field, "vbitrate") }
         XCTAssertThrowsError(try pipeline.cutSegments()) { XCTAssertEqual(($0 as? ControlError)?.status, "409 Conflict") }
         try pipeline.wait()
         let changes = pipeline.statisticsSnapshot.changes.map { "\($0.target) \($0.setting)" }
-        XCTAssertEqual(changes, ["a1 mute", "a0 volume", "o1 vbitrate", "o2 added", "o2 removed"])
+        XCTAssertEqual(changes, ["a1 mute", "a0 volume", "o1 vbitrate", "o2 added", "o2 removed", "a2 added", "a2 volume", "v1 added", "a2 removed"])
         XCTAssertEqual(pipeline.statisticsSnapshot.outputStates[path + ".3.flv"], .finished)
         XCTAssertGreaterThan(try FileManager.default.attributesOfItem(atPath: path + ".3.flv")[.size] as? Int ?? 0, 10_000)
     }

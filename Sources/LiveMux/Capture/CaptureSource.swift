@@ -72,11 +72,13 @@ final class CaptureSource: @unchecked Sendable {
 
     var streamKinds: [StreamKind] { routes.values.map(\.kind).sorted() }
 
-    func attach(video: FrameConsumer?, audio: FrameConsumer?, timeline: Timeline) {
+    /// `timeline`: the one whose zero waits for this input's first frame; nil for a source added
+    /// to a running job, which zero never waits for.
+    func attach(video: FrameConsumer?, audio: FrameConsumer?, timeline: Timeline?) {
         self.video = video
         self.audio = audio
         supervisor?.attach(video: video, audio: audio)
-        if isLive || clock.anchorToArrival {
+        if let timeline, isLive || clock.anchorToArrival {
             self.timeline = timeline
             timeline.expectInput()
         }

@@ -22,6 +22,9 @@ final class AudioGains: Sendable {
 
     var all: [Gain] { gains.withLock { $0 } }
 
+    /// A source added to the mix, at unity.
+    func append() { gains.withLock { $0.append(Gain()) } }
+
     /// Sets source `index`'s volume and/or mute; false when there is no such source.
     func set(_ index: Int, volume: Double?, muted: Bool?) -> Bool {
         gains.withLock { g in

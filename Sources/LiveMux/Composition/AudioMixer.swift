@@ -1,16 +1,23 @@
 import FFmpeg
+import POSIX
 
 /// The audio stage between the sources and the encoder, on the first audio source's thread: it
 /// meters that source, and when there are other sources or an `--af` / `--filter-complex` graph,
 /// feeds each of the first source's frames and the other sources' samples under it
 /// (`AudioSourceInput.take`) to the graph in lockstep, and hands what comes out to the encoder at
-/// the first source's capture times. With one source and no graph, frames pass as they are.
+/// the first source's capture times. With one source and no graph, frames pass as they are. A
+/// source added while the job runs joins at a frame's start: the graph is ended (what it holds
+/// goes on) and one with another input built.
 final class AudioMixer: FrameConsumer, @unchecked Sendable {
     // Used by the first audio source's capture thread only.
     let meter = LevelMeter()
     private let encoder: FrameConsumer
-    private let inputs: [AudioSourceInput]
-    private let graph: ProcessingGraph?
+    private var inputs: [AudioSourceInput]
+    private var graph: ProcessingGraph?
+    /// Builds the mix for another number of sources; nil: no source can join.
+    private let rebuild: (@Sendable (Int) throws -> ProcessingGraph)?
+    /// Sources added (any thread), taken at the next frame; `finished`: the mix is over.
+    private let joining = Locked<(inputs: [AudioSourceInput], finished: Bool)>(([], false))
     /// Each source's live volume and mute (the control API's), applied before the graph; nil:
     /// the gains are in the graph (`--volume`, `--mute`).
     private let gains: AudioGains?
@@ -35,11 +42,13 @@ final class AudioMixer: FrameConsumer, @unchecked Sendable {
     static let liveWaitMicroseconds: Int64 = 40_000
 
     init(encoder: FrameConsumer, format: AudioFormat, inputs: [AudioSourceInput], graph: ProcessingGraph?, gains: AudioGains? = nil,
-         live: Bool) throws {
+         rebuild: (@Sendable (Int) throws -> ProcessingGraph)? = nil, live: Bool) throws {
         precondition(gains == nil || graph != nil, "live gains go through a graph")
+        precondition(rebuild == nil || graph != nil, "a source joins a graph")
         self.encoder = encoder
         self.inputs = inputs
         self.graph = graph
+        self.rebuild = rebuild
         self.gains = gains
         converter = AudioConverter(to: format)
         waitLimit = live ? Self.liveWaitMicroseconds : nil
@@ -48,8 +57,38 @@ final class AudioMixer: FrameConsumer, @unchecked Sendable {
 
     var isDone: Bool { encoder.isDone }
 
+    /// Whether a source can join (the mix is LiveMux's own and the job may change).
+    var canJoin: Bool { rebuild != nil }
+
+    /// Adds a source to the mix (any thread), from the first source's next frame; false once the
+    /// mix is over (the input is closed then).
+    func join(_ input: AudioSourceInput) -> Bool {
+        let open = canJoin && joining.withLock { j in
+            if !j.finished { j.inputs.append(input) }
+            return !j.finished
+        }
+        if !open { input.close() }
+        return open
+    }
+
+    /// Ends the graph (what it holds goes to the encoder) and builds one with the sources that joined.
+    private func applyJoins() throws -> Bool {
+        guard let rebuild, let old = graph else { return true }
+        let added = joining.withLock { j in
+            defer { j.inputs = [] }
+            return j.inputs
+        }
+        guard !added.isEmpty else { return true }
+        let next = try rebuild(1 + inputs.count + added.count)
+        for i in 0...inputs.count { try old.send(nil, to: i) }
+        let more = try handOn(old)
+        (graph, inputs) = (next, inputs + added)
+        return more
+    }
+
     func consume(_ frame: Frame, at time: Int64, capturedAt wallTime: Int64) throws -> Bool {
         meter.observe(frame.peakAmplitude, at: time)
+        guard try applyJoins() else { return false }
         guard let graph else { return try encoder.consume(frame, at: time, capturedAt: wallTime) }
         guard let first = try converter.convert(frame) else { return true }
         let count = first.sampleCount
@@ -92,7 +131,11 @@ final class AudioMixer: FrameConsumer, @unchecked Sendable {
     }
 
     func finish() throws {
-        inputs.forEach { $0.close() }
+        let joining = joining.withLock { j in
+            j.finished = true
+            return j.inputs
+        }
+        (inputs + joining).forEach { $0.close() }
         if let graph, !encoder.isDone {
             for i in 0...inputs.count { try graph.send(nil, to: i) }
             _ = try handOn(graph)

@@ -19,9 +19,11 @@ enum GraphDescription {
     /// `sizes`: each video source's size as its graph input takes it (the first is the output's).
     /// `main`: the source in the main picture (the first in the cells), fitted to the output's size;
     /// `hidden`: sources left out of the picture (removed while live), their frames discarded.
-    static func video(sizes: [(width: Int, height: Int)], _ c: Composition, main: Int = 0, hidden: Set<Int> = []) -> String? {
+    /// `always`: a graph even where one source needs none (`null`).
+    static func video(sizes: [(width: Int, height: Int)], _ c: Composition, main: Int = 0, hidden: Set<Int> = [],
+                      always: Bool = false) -> String? {
         if let graph = c.videoGraph { return graph }
-        guard sizes.count > 1 || c.videoFilter != nil else { return nil }
+        guard always || sizes.count > 1 || c.videoFilter != nil else { return nil }
         let (width, height) = sizes[0]
         let order = [main] + sizes.indices.filter { $0 != main && !hidden.contains($0) }
         var chain: String

@@ -6,58 +6,58 @@ import FFmpeg
 /// `--af`; nil where one source needs none. A graph that does not parse or fit is a usage error.
 struct SourceGraphs {
     let video: ProcessingGraph?
-    /// Builds the video graph again with another layout and main picture (`VideoCompositor.change`);
-    /// nil when the graph is the user's own (`--filter-complex`) or there is none.
-    let rebuildVideo: (@Sendable (VideoLayout, Int, Set<Int>) throws -> ProcessingGraph)?
+    /// Builds the video graph again with another layout, main picture or set of sources
+    /// (`VideoCompositor.change`, `.join`); nil when the graph is the user's own (`--filter-complex`)
+    /// or there is none.
+    let rebuildVideo: VideoGraphBuilder?
     /// Each video source's size as its graph input takes it (the first one's is the picture's).
     let videoSizes: [(width: Int, height: Int)]
     let audio: ProcessingGraph?
+    /// Builds the mix again for another number of sources (`AudioMixer.join`); nil when the graph
+    /// is the user's own or the job cannot change.
+    let rebuildAudio: (@Sendable (Int) throws -> ProcessingGraph)?
 
-    /// `liveGains`: the audio sources' gains are applied before the graph (`AudioGains`), so the
-    /// graph has none of its own and is made even for one source at unity.
+    /// `live`: the job may change while it runs (the control API). The audio sources' gains are
+    /// then applied before the graph (`AudioGains`), so the graph has none of its own, and both
+    /// graphs are made even for one source, so a source added later has one to join.
     init(_ sources: RecordingSources, composition c: Composition, videoFormat: VideoFormat?, audioFormat: AudioFormat?,
-         liveGains: Bool = false) throws {
+         live: Bool = false) throws {
         if let format = videoFormat {
             let sizes: [(width: Int, height: Int)] = sources.video.map { s in
                 s.format.width > 0 && s.format.height > 0 ? (s.format.width, s.format.height) : (format.width, format.height)
             }
             videoSizes = sizes
-            let rate = format.fps.rational, timeBase = VideoCompositor.timeBase
-            let inputs = sizes.enumerated().map { i, size -> ProcessingGraph.Input in
-                let arguments = "video_size=\(size.width)x\(size.height):pix_fmt=\(PixelFormat.yuv420p.rawValue)"
-                    + ":pixel_aspect=1/1:frame_rate=\(rate.num)/\(rate.den):time_base=\(timeBase.num)/\(timeBase.den)"
-                return ProcessingGraph.Input(label: "v\(i)", mediaType: .video, arguments: arguments)
+            let builder = VideoGraphBuilder(composition: c, rate: format.fps.rational)
+            video = try GraphDescription.video(sizes: sizes, c, always: live).map { text in
+                try Self.graph(text, builder.inputs(sizes), output: GraphDescription.videoOutput, given: Self.given(c.videoGraph, c.videoFilter, "--vf"))
             }
-            video = try GraphDescription.video(sizes: sizes, c).map { text in
-                try Self.graph(text, inputs, output: GraphDescription.videoOutput, given: Self.given(c.videoGraph, c.videoFilter, "--vf"))
-            }
-            if video == nil || c.videoGraph != nil {
-                rebuildVideo = nil
-            } else {
-                let given = Self.given(nil, c.videoFilter, "--vf")
-                rebuildVideo = { (layout: VideoLayout, main: Int, hidden: Set<Int>) throws -> ProcessingGraph in
-                    var changed = c
-                    changed.layout = layout
-                    let text = GraphDescription.video(sizes: sizes, changed, main: main, hidden: hidden) ?? "[v0]null[\(GraphDescription.videoOutput)]"
-                    return try Self.graph(text, inputs, output: GraphDescription.videoOutput, given: given)
-                }
-            }
+            rebuildVideo = video == nil || c.videoGraph != nil ? nil : builder
         } else {
             (video, videoSizes, rebuildVideo) = (nil, [], nil)
         }
         if let format = audioFormat {
             let layout = format.channels == 1 ? "mono" : "stereo"
-            var mix = c
-            if liveGains { mix.gains = [:] }
-            audio = try GraphDescription.audio(count: sources.audio.count, sampleRate: format.sampleRate, mix, always: liveGains).map { text in
-                let inputs = sources.audio.indices.map { i in
-                    ProcessingGraph.Input(label: "a\(i)", mediaType: .audio, arguments: "sample_rate=\(format.sampleRate)"
-                                          + ":sample_fmt=\(SampleFormat.floatPlanar):channel_layout=\(layout):time_base=1/\(format.sampleRate)")
+            var gainless = c
+            if live { gainless.gains = [:] }
+            let mix = gainless
+            let given = Self.given(c.audioGraph, c.audioFilter, "--af")
+            let build = { @Sendable (count: Int) throws -> ProcessingGraph? in
+                try GraphDescription.audio(count: count, sampleRate: format.sampleRate, mix, always: live).map { text in
+                    let inputs = (0..<count).map { i in
+                        ProcessingGraph.Input(label: "a\(i)", mediaType: .audio, arguments: "sample_rate=\(format.sampleRate)"
+                                              + ":sample_fmt=\(SampleFormat.floatPlanar):channel_layout=\(layout):time_base=1/\(format.sampleRate)")
+                    }
+                    return try Self.graph(text, inputs, output: GraphDescription.audioOutput, given: given)
                 }
-                return try Self.graph(text, inputs, output: GraphDescription.audioOutput, given: Self.given(c.audioGraph, c.audioFilter, "--af"))
+            }
+            audio = try build(sources.audio.count)
+            if live && c.audioGraph == nil {
+                rebuildAudio = { count in try build(count)! }  // always: a graph for any count
+            } else {
+                rebuildAudio = nil
             }
         } else {
-            audio = nil
+            (audio, rebuildAudio) = (nil, nil)
         }
     }
 
@@ -74,7 +74,7 @@ struct SourceGraphs {
     }
 
     /// Builds a graph; what does not parse or fit is a usage error that names the option.
-    private static func graph(_ text: String, _ inputs: [ProcessingGraph.Input], output: String, given: String?) throws -> ProcessingGraph {
+    static func graph(_ text: String, _ inputs: [ProcessingGraph.Input], output: String, given: String?) throws -> ProcessingGraph {
         let name = given ?? "the graph \(text)"
         do {
             return try ProcessingGraph(description: text, inputs: inputs, output: output)

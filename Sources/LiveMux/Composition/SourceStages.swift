@@ -28,7 +28,8 @@ struct SourceStages {
         }
         if let audio, let format = audioFormat {
             audioInputs = try sources.audio.indices.dropFirst().map { try AudioSourceInput(label: "a\($0)", format: format, live: live) }
-            self.audio = try AudioMixer(encoder: audio, format: format, inputs: audioInputs, graph: graphs.audio, gains: gains, live: live)
+            self.audio = try AudioMixer(encoder: audio, format: format, inputs: audioInputs, graph: graphs.audio, gains: gains,
+                                    rebuild: graphs.rebuildAudio, live: live)
         } else {
             (self.audio, audioInputs) = (nil, [])
         }

@@ -5,23 +5,31 @@ import POSIX
 /// several video sources or a `--vf` / `--filter-complex` graph: each frame of the first source
 /// goes into the graph with the frame every other source shows at that instant
 /// (`VideoSourceInput.frame(at:)`), all stamped alike, so the graph never waits for a source; what
-/// comes out goes to the encoder at the first source's capture times.
+/// comes out goes to the encoder at the first source's capture times. While the job runs, the
+/// control API may ask for another layout or add a source: the graph is ended (what it holds
+/// goes on) and the next one built before the next frame.
 final class VideoCompositor: FrameConsumer, @unchecked Sendable {
     // Used by the video encoder's thread only.
     private let encoder: FrameConsumer
-    private let inputs: [VideoSourceInput]
+    private var inputs: [VideoSourceInput]
     private var graph: ProcessingGraph
-    /// Builds the graph for another layout and main picture; nil: the graph cannot change.
-    private let rebuild: (@Sendable (VideoLayout, Int, Set<Int>) throws -> ProcessingGraph)?
-    /// A layout, main picture and sources left out asked for (the control API), taken at the next frame.
-    private let asked = Locked<(layout: VideoLayout, main: Int, hidden: Set<Int>)?>(nil)
+    /// Builds the graph for another layout, main picture or set of sources; nil: it cannot change.
+    private let rebuild: VideoGraphBuilder?
+    /// What the graph was last built for.
+    private var shape: Shape
+    struct Shape { var layout: VideoLayout; var main = 0; var hidden: Set<Int> = [] }
+    /// What the control API asked for, taken at the next frame: another shape, sources that join.
+    private struct Asked { var shape: Shape?; var joining: [VideoSourceInput] = []; var finished = false }
+    private let asked = Locked(Asked())
     /// The first source's pictures, as its graph input takes them.
     private let converter: PictureConverter
     /// Shown for a source before its first frame, and while its device is left out.
-    private let blank: [Frame]
+    private var blank: [Frame]
     /// The first frame's capture time: graph timestamps count µs from it.
     private var start: Int64?
     private var lastPTS = Int64.min
+    /// Each source's size as its graph input takes it: the first's is the picture's.
+    private var sizes: [(width: Int, height: Int)] { [(converter.width, converter.height)] + inputs.map { ($0.width, $0.height) } }
     /// Wall times of the frames fed, by graph timestamp, for the capture → bytes latency.
     private var wallTimes: [(pts: Int64, wall: Int64)] = []
     private let composed: Frame
@@ -30,9 +38,10 @@ final class VideoCompositor: FrameConsumer, @unchecked Sendable {
     static let timeBase = Rational(1, 1_000_000)
 
     init(encoder: FrameConsumer, width: Int, height: Int, inputs: [VideoSourceInput], graph: ProcessingGraph,
-         rebuild: (@Sendable (VideoLayout, Int, Set<Int>) throws -> ProcessingGraph)? = nil) throws {
+         rebuild: VideoGraphBuilder? = nil) throws {
         self.encoder = encoder
         self.rebuild = rebuild
+        shape = Shape(layout: rebuild?.composition.layout ?? .pip)
         converter = PictureConverter(width: width, height: height)
         self.inputs = inputs
         self.graph = graph
@@ -46,15 +55,36 @@ final class VideoCompositor: FrameConsumer, @unchecked Sendable {
     var canChange: Bool { rebuild != nil }
 
     /// Asks for another layout, main picture and sources left out (any thread), from the next frame on.
-    func change(layout: VideoLayout, main: Int, hidden: Set<Int>) { asked.withLock { $0 = (layout, main, hidden) } }
+    func change(layout: VideoLayout, main: Int, hidden: Set<Int>) { asked.withLock { $0.shape = Shape(layout: layout, main: main, hidden: hidden) } }
+
+    /// Adds a source to the picture (any thread), from the next frame on, where the layout puts
+    /// the next one; false once the composition is over (the input is closed then).
+    func join(_ input: VideoSourceInput) -> Bool {
+        let open = asked.withLock { a in
+            if !a.finished { a.joining.append(input) }
+            return !a.finished
+        }
+        if !open { input.close() }
+        return open
+    }
 
     /// Ends the graph (what it holds goes to the encoder) and builds the one asked for.
     private func applyChange(_ start: Int64) throws -> Bool {
-        guard let rebuild, let change = asked.withLock({ a in defer { a = nil }; return a }) else { return true }
-        let next = try rebuild(change.layout, change.main, change.hidden)
+        guard let rebuild else { return true }
+        let (change, joining) = asked.withLock { a in
+            defer { (a.shape, a.joining) = (nil, []) }
+            return (a.shape, a.joining)
+        }
+        guard change != nil || !joining.isEmpty else { return true }
+        let next = change ?? shape
+        let nextGraph = try rebuild.graph(sizes: sizes + joining.map { ($0.width, $0.height) }, layout: next.layout, main: next.main,
+                                          hidden: next.hidden)
         for i in 0...inputs.count { try graph.send(nil, to: i) }
         let more = try handOn(start)
-        graph = next
+        graph = nextGraph
+        shape = next
+        inputs += joining
+        blank += try joining.map { try Frame.black(width: $0.width, height: $0.height) }
         return more
     }
 
@@ -88,7 +118,11 @@ final class VideoCompositor: FrameConsumer, @unchecked Sendable {
     }
 
     func finish() throws {
-        inputs.forEach { $0.close() }
+        let joining = asked.withLock { a in
+            a.finished = true
+            return a.joining
+        }
+        (inputs + joining).forEach { $0.close() }
         if let start, !encoder.isDone {
             for i in 0...inputs.count { try graph.send(nil, to: i) }
             _ = try handOn(start)

@@ -70,7 +70,9 @@ final class ControlAPI: Sendable {
             return ("200 OK", Self.entry(parts[1], in: job.controlDescription(), list: "sources"))
         case (1, "sources"):
             try Self.allow(method, "POST")
-            throw ControlError.notImplemented("adding a source while live is not available yet: restart with the sources wanted")
+            let fields = try Self.object(body, allowed: ["video", "audio", "options"], example: "{\"video\": \"v4l2:/dev/video1\"} or {\"audio\": \"pulse:default\"}")
+            let (spec, kind) = try Self.source(fields)
+            return ("201 Created", try job.addSource(spec, kind: kind))
         case (2, "segments") where parts[1] == "cut":
             try Self.allow(method, "POST")
             _ = try Self.object(body, allowed: [], example: "no body")
@@ -220,6 +222,34 @@ final class ControlAPI: Sendable {
         }
         return (OutputSpec(destination: destination, format: format, encoding: e), overwrite)
     }
+
+    /// A new source from `POST /api/sources`' fields, as `--video` or `--audio` and their
+    /// `--video-opt` / `--audio-opt` would give it.
+    private static func source(_ fields: [String: Any]) throws -> (SourceSpec, StreamKind) {
+        let example = "give one source: {\"video\": \"v4l2:/dev/video1\"} or {\"audio\": \"pulse:default\"}"
+        let given = ["video", "audio"].filter { fields[$0] != nil }
+        guard given.count == 1, let field = given.first else { throw ControlError.badRequest(given.last, example) }
+        guard let text = fields[field] as? String, !text.isEmpty, text.utf8.count <= maxSourceLength else {
+            throw ControlError.badRequest(field, "\(field) is a source as --\(field) takes it: \"lavfi:testsrc2\", \"pulse:default\", a file")
+        }
+        var spec = Capabilities.sourceSpec(text)
+        if let options = fields["options"] {
+            guard let object = options as? [String: Any], object.count <= maxSourceOptions else {
+                throw ControlError.badRequest("options", "options is an object of the source's options: {\"video_size\": \"1280x720\"}")
+            }
+            for (key, value) in object {
+                let text = (value as? String) ?? ((value as? NSNumber).flatMap { isBoolean(value) ? nil : $0.stringValue })
+                guard let text, !key.isEmpty else {
+                    throw ControlError.badRequest("options", "options' values are strings or numbers: {\"framerate\": 30}")
+                }
+                spec.options[key] = text
+            }
+        }
+        return (spec, field == "video" ? .video : .audio)
+    }
+
+    /// The longest source spec and the most options taken: a device, a graph, a path.
+    static let maxSourceLength = 4096, maxSourceOptions = 32
 
     /// The element of `list` with `id` in the job's description.
     private static func entry(_ id: String, in description: [String: Any], list: String) -> [String: Any] {

@@ -16,6 +16,8 @@ protocol JobControl: AnyObject, Sendable {
     func removeOutput(_ id: String) throws
     /// `POST /api/outputs/ID/reconnect`: a URL output connects again at once.
     func reconnectOutput(_ id: String) throws
+    /// `POST /api/sources`: a source opened and added while the recording goes on; its description.
+    func addSource(_ spec: SourceSpec, kind: StreamKind) throws -> [String: Any]
     /// `DELETE /api/sources/ID`: a source ends while the recording goes on.
     func removeSource(_ id: String) throws
     /// `PUT /api/layout`: where the video sources go, and which is the main picture (`v1`).

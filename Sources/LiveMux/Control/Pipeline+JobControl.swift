@@ -106,14 +106,15 @@ extension Pipeline: JobControl {
     /// from the next frame.
     public func setLayout(_ shape: VideoLayout?, main: String?) throws {
         guard shape != nil || main != nil else { throw ControlError.badRequest(nil, "give the field to change: {\"main\": \"v1\"} or {\"layout\": \"pip\"}") }
+        let videoCount = addedSources.count(.video)
         let index = try main.map { id -> Int in
-            guard id.hasPrefix("v"), let i = Int(id.dropFirst()), opened.video.indices.contains(i) else {
-                throw ControlError.badRequest("main", "main is a video source: \(opened.video.indices.map { "v\($0)" }.joined(separator: ", "))")
+            guard id.hasPrefix("v"), let i = Int(id.dropFirst()), (0..<videoCount).contains(i) else {
+                throw ControlError.badRequest("main", "main is a video source: \((0..<videoCount).map { "v\($0)" }.joined(separator: ", "))")
             }
             return i
         }
-        guard let compositor = stages.video as? VideoCompositor, compositor.canChange, opened.video.count > 1 else {
-            throw ControlError.conflict(nil, opened.video.count > 1 ? "the picture is the --filter-complex graph's: change it there" : "the job has one video source: there is no layout to change")
+        guard let compositor = stages.video as? VideoCompositor, compositor.canChange, videoCount > 1 else {
+            throw ControlError.conflict(nil, videoCount > 1 ? "the picture is the --filter-complex graph's: change it there" : "the job has one video source: there is no layout to change")
         }
         if let index, layout.withLock({ $0.removed.contains(index) }) {
             throw ControlError.conflict("main", "v\(index) was removed")
@@ -132,16 +133,24 @@ extension Pipeline: JobControl {
     public func removeSource(_ id: String) throws {
         guard controlled else { throw Self.notLive }
         let kind: StreamKind? = id.hasPrefix("v") ? .video : id.hasPrefix("a") ? .audio : nil
-        let list = kind == .video ? opened.video : opened.audio
-        guard let kind, let index = Int(id.dropFirst()), list.indices.contains(index), "\(id.first!)\(index)" == id else {
-            throw ControlError.notFound("no source \(id): the sources are \((opened.video.indices.map { "v\($0)" } + opened.audio.indices.map { "a\($0)" }).joined(separator: ", "))")
+        guard let kind, let index = Int(id.dropFirst()), (0..<addedSources.count(kind)).contains(index), "\(id.first!)\(index)" == id else {
+            let all = (0..<addedSources.count(.video)).map { "v\($0)" } + (0..<addedSources.count(.audio)).map { "a\($0)" }
+            throw ControlError.notFound("no source \(id): the sources are \(all.joined(separator: ", "))")
         }
         guard index > 0 else {
             let instead = kind == .video ? "make another the main picture" : "mute it"
             throw ControlError.conflict(nil, "\(id) times the \(kind == .video ? "picture" : "mix"): it stays while the job runs (\(instead))")
         }
-        let source = list[index]
-        guard let i = sources.firstIndex(where: { $0 === source }) else { throw ControlError.notFound("no source \(id)") }
+        // A given source's stop is the job's; an added one has its own.
+        let (source, stop): (CaptureSource, StopSignal)
+        let list = kind == .video ? opened.video : opened.audio
+        if list.indices.contains(index) {
+            guard let i = sources.firstIndex(where: { $0 === list[index] }) else { throw ControlError.notFound("no source \(id)") }
+            (source, stop) = (list[index], sourceStops[i])
+        } else {
+            guard let added = addedSources.source(id) else { throw ControlError.notFound("no source \(id)") }
+            (source, stop) = (added.source, added.stop)
+        }
         if kind == .video {
             guard let compositor = stages.video as? VideoCompositor, compositor.canChange else {
                 throw ControlError.conflict(nil, "the picture is the --filter-complex graph's: change it there")
@@ -152,12 +161,22 @@ extension Pipeline: JobControl {
                 return l
             }
             compositor.change(layout: next.layout, main: next.main, hidden: next.removed)
-        } else if sourceStops[i].isRequested {
+        } else if stop.isRequested {
             throw ControlError.conflict(nil, "\(id) was removed already")
         }
-        sourceStops[i].request()
+        stop.request()
         source.interrupt()
         statistics.changed(id, "removed", .none)
+    }
+
+    /// A source added while the job runs, opened as `--video` / `--audio` would open it: a video
+    /// source goes where the layout puts the next one, an audio source into the mix at unity,
+    /// from the next frame. Its description (with its id: v2, a1 …).
+    public func addSource(_ spec: SourceSpec, kind: StreamKind) throws -> [String: Any] {
+        guard controlled else { throw Self.notLive }
+        let label = try addedSources.add(spec, kind: kind)
+        let description = controlDescription()
+        return (description["sources"] as? [[String: Any]])?.first { $0["id"] as? String == label } ?? ["id": label]
     }
 
     /// A URL output closes its connection and connects again at once, from the newest keyframe.
