@@ -247,6 +247,50 @@ extension MultiSourceDeviceTests {
               + " first train \(Self.describe(trains.firstOffsets)); second \(Self.describe(trains.secondOffsets)); messages \(messages)")
     }
 
+    /// A second microphone plugged in while the show runs (issue 39): `rig_mic2` added through
+    /// the control API 4 s into a screen + `rig_mic` recording. Its train is in the mix from then,
+    /// every beep within `syncBound` of its flash as if it had been given at the start; the first
+    /// train, the screen's timeline and the audio stay whole.
+    func testAMicrophoneAddedWhileRecordingIsInSync() throws {
+        let rig = try startRig(.sameDaemon)
+        let seconds = 14.0, addAt = 4.0
+        let key = "device-control-key-0123456789abcdef", keyFile = "\(rig.dir)/control.key"
+        try (key + "\n").write(toFile: keyFile, atomically: true, encoding: .utf8)
+        chmod(keyFile, 0o600)
+        let port = try Network.freePort()
+        var answer = "", answeredAt = 0.0
+        let run = try DeviceSyncTests.record(on: rig, seconds: seconds, arguments: ["--http", "127.0.0.1:\(port)", "--control-key-file", keyFile]) { _ in
+            usleep(UInt32(addAt * 1_000_000))  // the show runs a while before the microphone comes
+            let body = #"{"audio": "pulse:\#(DeviceRig.secondMicrophone)"}"#
+            let request = "POST /api/sources HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+            answer = Network.exchange(port: port, Array(request.utf8))
+            let state = Network.exchange(port: port, Array("GET /api HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\n\r\n".utf8))
+            let json = state.range(of: "\r\n\r\n").flatMap { try? JSONSerialization.jsonObject(with: Data(state[$0.upperBound...].utf8)) }
+            answeredAt = (json as? [String: Any])?["media_time_s"] as? Double ?? -1
+        }
+        XCTAssertTrue(answer.hasPrefix("HTTP/1.1 201"), answer)
+        XCTAssertTrue(answer.contains(#""id":"a1""#), answer)
+        try DeviceSyncTests.assertNoGaps(run.path, frames: Int(seconds * 30))
+        let audio = try DeviceFailureTests.audioPackets(run.path)
+        XCTAssertEqual(Double(audio.count) * 1024 / 48000, seconds, accuracy: 0.1, "audio duration")
+        XCTAssertEqual(zip(audio, audio.dropFirst()).filter { $1 - $0 > 22 }.count, 0, "audio packets contiguous (ms): \(audio)")
+        let trains = try Self.trains(run)
+        XCTAssertGreaterThanOrEqual(trains.first.count, Int(seconds) - 3, "first train: \(trains.firstOffsets)")
+        DeviceSyncTests.assertWithinAFrame(trains.firstOffsets)
+        // a1's beeps: none before it was added, each one after within the bound of its flash.
+        let flashes = Dictionary(uniqueKeysWithValues: run.flashes.map { ($0.number, $0.instant) })
+        let heard = trains.second.filter { abs($0.value) < DeviceFailureTests.noBeep }
+        let before = heard.keys.filter { flashes[$0]! + DeviceRig.secondBeepOffset < answeredAt - 0.1 }
+        let after = heard.filter { flashes[$0.key]! + DeviceRig.secondBeepOffset > answeredAt + 0.5 }
+        XCTAssertEqual(before, [], "second-train beeps before a1 was added at \(answeredAt) s")
+        XCTAssertGreaterThanOrEqual(after.count, Int(seconds - addAt) - 3, "second train after it was added: \(trains.secondOffsets)")
+        for (_, offset) in after { XCTAssertLessThanOrEqual(abs(offset), Self.syncBound, "a1's beep − flash (ms): \(trains.secondOffsets)") }
+        let a1 = run.statsLines.filter { $0["final"] as? Bool != true }.compactMap { Self.source("a1", in: $0)?["state"] as? String }
+        XCTAssertEqual(Set(a1), ["live"], "a1 per second once added: \(a1)")
+        print("microphone added live: answered at \(answeredAt) s; second train after it \(Self.describe(after.sorted { $0.key < $1.key }.map(\.value)))"
+              + " ms; first train \(Self.describe(trains.firstOffsets)) ms")
+    }
+
     /// A second video source (a camera in the corner; here a white X screen of its own, v1 over
     /// the rig's screen, `--layout pip`) whose X server ends 3 s in and starts again 5 s later,
     /// with --device-timeout 2: in the corner its last frame while it is reopened, black once it
