@@ -34,6 +34,13 @@ final class Statistics: Sendable {
     }
 
     func countInput(_ s: StreamKind) { updateStream(s) { $0.framesIn += 1 } }
+    /// A frame placed at media time `time` (s), counted in.
+    func countInput(_ s: StreamKind, placedAt time: Double) {
+        updateStream(s) {
+            $0.framesIn += 1
+            $0.placedTime = max($0.placedTime, time)
+        }
+    }
     func countDropped(_ s: StreamKind, _ n: Int = 1) { updateStream(s) { $0.dropped += n } }
     func countOutputDropped(_ n: Int) { updateOutputs { $0.outputDropped += n } }
     func countEncoded(_ s: StreamKind, bytes: Int) {

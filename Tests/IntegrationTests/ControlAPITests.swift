@@ -33,6 +33,9 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
     }
 
     func mediaTime(_ port: Int) -> Double { call(port, "GET", "/api").json["media_time_s"] as? Double ?? -1 }
+    /// The media time of the newest frame the video encoder placed: where a change made now is
+    /// due to show, a frame or two on.
+    func placedTime(_ port: Int) -> Double { call(port, "GET", "/api").json["placed_time_s"] as? Double ?? -1 }
 
     /// Slack past the media time waited for, in wall seconds: the start, a busy machine.
     static let mediaWaitSlack = 10.0
@@ -456,6 +459,7 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         let port = try port(job)
         waitForMedia(port, 2)
         let video = call(port, "POST", "/api/sources", body: #"{"video": "lavfi:color=c=red:size=320x180:rate=25"}"#)
+        let placedAt = placedTime(port)
         let addedAt = mediaTime(port)
         let audio = call(port, "POST", "/api/sources", body: #"{"audio": "lavfi:sine=frequency=1000:sample_rate=48000"}"#)
         XCTAssertEqual(video.status, 201, "\(video.json)")
@@ -476,8 +480,9 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         XCTAssertEqual(sources.last?["volume"] as? Double, 1)
         XCTAssertEqual(sources.last?["name"] as? String, "lavfi:sine=frequency=1000:sample_rate=48000")
         waitForMedia(port, 4)
-        let removedAt = mediaTime(port)
         XCTAssertEqual(call(port, "DELETE", "/api/sources/v1").status, 200)
+        let removedPlaced = placedTime(port)
+        let removedAt = mediaTime(port)
         XCTAssertEqual(job.wait(), 0, job.stderr)
         XCTAssertEqual(try Tools.decodeErrors(file), "")
         XCTAssertEqual(try Tools.probe(file).stream("video")?.packetCount, 150, "every frame, none dropped or repeated")
@@ -489,10 +494,17 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         let window = 0.05
         let high = MediaAnalysis.amplitudes(of: 1000, in: samples, window: window), low = MediaAnalysis.amplitudes(of: 440, in: samples, window: window)
         let heard = Double(try XCTUnwrap(high.indices.first { high[$0] > low[$0] * 0.5 }, "a1 is heard")) * window
-        print("control, sources added: answered at \(addedAt) s, v1 shows at \(shown) s, a1 heard at \(heard) s; removed at \(removedAt) s, gone at \(gone) s")
+        print("control, sources added: answered at \(addedAt) s (placed \(placedAt) s), v1 shows at \(shown) s, a1 heard at \(heard) s;"
+              + " removed at \(removedAt) s (placed \(removedPlaced) s), gone at \(gone) s")
         XCTAssertEqual(shown, addedAt, accuracy: 0.25, "v1 shows where it was answered")
         XCTAssertEqual(heard, addedAt, accuracy: 0.25, "a1 is heard where it was answered")
         XCTAssertEqual(gone, removedAt, accuracy: 0.25, "v1 leaves where it was removed")
+        // Issue 39: within 2 frame intervals of the frame being encoded at the answer (the audio's
+        // onset is read to a 50 ms window, whose start is no later than the onset).
+        let twoFrames = 2.0 / 25 + 0.001
+        XCTAssertLessThanOrEqual(shown - placedAt, twoFrames, "v1 shows within 2 frames of the answer")
+        XCTAssertLessThanOrEqual(heard - placedAt, twoFrames, "a1 is heard within 2 frames of the answer")
+        XCTAssertLessThanOrEqual(gone - removedPlaced, twoFrames, "v1 leaves within 2 frames of the answer")
         XCTAssertTrue(corner[..<(firstRed - 1)].allSatisfy { $0.b > 200 }, "v0 alone before")
         XCTAssertEqual(low[Int(5.5 / window)], low[Int(1 / window)], accuracy: low[Int(1 / window)] * 0.1, "a0 goes on at its level")
         XCTAssertEqual(high[Int(5.5 / window)], low[Int(5.5 / window)], accuracy: low[Int(5.5 / window)] * 0.15, "a1 at unity, as a0")

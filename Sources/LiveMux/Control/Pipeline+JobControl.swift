@@ -18,7 +18,7 @@ extension Pipeline: JobControl {
         }
         let outputs = live.all.map { Self.describe($0, s) }
         let (shape, main) = layout.withLock { ($0.layout, $0.main) }
-        return ["sources": sources, "outputs": outputs, "media_time_s": s.mediaTime, "segments": segments != nil,
+        return ["sources": sources, "outputs": outputs, "media_time_s": s.mediaTime, "placed_time_s": s.video.placedTime, "segments": segments != nil,
                 "layout": ["layout": shape.rawValue, "main": "v\(main)"]]
     }
 

@@ -65,7 +65,7 @@ final class VideoEncoder: FrameConsumer, @unchecked Sendable {
             isDone = true
             return false
         }
-        statistics.countInput(.video)
+        statistics.countInput(.video, placedAt: Double(Timestamp.rescale(pts, from: format.fps.frameDuration, to: .microseconds)) / 1e6)
         if pts < 0 || pts <= lastPTS {
             statistics.countDropped(.video)  // before the start, or a second frame for one slot
             return true

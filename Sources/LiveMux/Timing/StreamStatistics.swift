@@ -15,4 +15,7 @@ public struct StreamStatistics: Sendable, Equatable {
     public var duplicated = 0
     /// Input timestamps that went backwards or repeated: repaired (audio) or dropped (video).
     public var timestampRepairs = 0
+    /// Video: the media time (s) of the newest frame placed on the output's grid, what is being
+    /// encoded now; the muxed media time trails it by the encode and the queues.
+    public var placedTime = 0.0
 }
