@@ -85,7 +85,8 @@ struct RecordCommand {
                             a bare PORT means 127.0.0.1. serve's --listen serves them too.
       --control-key-file FILE  serve the control API at /api on the --http server (serve: on
                             --listen's): change the job while it runs (mute, volume, an
-                            output's bit rate, a segment cut). Every request carries
+                            output's bit rate, outputs and sources added or removed, the
+                            layout, a segment cut; docs/control.md). Every request carries
                             Authorization: Bearer KEY, KEY being FILE's first line (16
                             characters or more; FILE not readable by other users); a viewer
                             key never grants control. The dashboard opened with #control=KEY
