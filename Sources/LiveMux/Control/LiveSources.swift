@@ -46,6 +46,8 @@ final class LiveSources: Sendable {
         var closed = false
     }
     private let state = Locked(State())
+    /// Held through an add, so adds are one at a time.
+    private let adding = Locked(())
 
     /// Sources a job may have of each kind, given and added: each is a thread, a decoder and a
     /// graph input.
@@ -72,10 +74,13 @@ final class LiveSources: Sendable {
         guard context.paced else {
             throw ControlError.conflict(nil, "the job reads its sources as fast as they go (--no-realtime): a source added has no now to join at; restart in real time")
         }
-        // Under the lock: labels, graph inputs and gains follow one order.
-        return try state.withLock { s in
-            guard !s.closed else { throw ControlError.conflict(nil, "the job is ending") }
-            let index = given + s.added.filter { $0.kind == kind }.count
+        // One add at a time: labels, graph inputs and gains follow one order. The state's own
+        // lock is held only briefly, so stats are not kept waiting while a device opens.
+        return try adding.withLock { _ in
+            let index = try state.withLock { s in
+                guard !s.closed else { throw Self.ending }
+                return given + s.added.filter { $0.kind == kind }.count
+            }
             guard index < Self.maxPerKind else {
                 throw ControlError.conflict(field, "the job has \(Self.maxPerKind) \(field) sources, the most it takes: remove one first")
             }
@@ -87,7 +92,7 @@ final class LiveSources: Sendable {
                 guard let compositor = context.compositor, let picture = context.pictureSize else { throw Self.notJoinable(field) }
                 let size = source.format.width > 0 && source.format.height > 0 ? (source.format.width, source.format.height) : picture
                 let input = VideoSourceInput(label: label, width: size.0, height: size.1, live: true, device: source.deviceStatus, report: context.report)
-                guard compositor.join(input) else { throw ControlError.conflict(nil, "the job is ending") }
+                guard compositor.join(input) else { throw Self.ending }
                 source.attach(video: input, audio: nil, timeline: nil)
                 meter = nil
             case .audio:
@@ -95,26 +100,33 @@ final class LiveSources: Sendable {
                 let input = try AudioSourceInput(label: label, format: format, live: true)
                 // Its gain first: the mix reads it from the frame the source joins at.
                 gains.append()
-                guard mixer.join(input) else { throw ControlError.conflict(nil, "the job is ending") }
+                guard mixer.join(input) else { throw Self.ending }
                 source.attach(video: nil, audio: input, timeline: nil)
                 meter = input.meter
             }
             let added = Added(label: label, kind: kind, source: source, stop: StopSignal(), meter: meter)
-            s.added.append(added)
             let report = context.report
-            context.spawn("livemux-capture-\(label)") {
-                // A source added ends alone: the recording goes on without it.
-                do {
-                    try source.run(stop: added.stop)
-                    if let error = source.failure { throw error }
-                } catch {
-                    report("\(label) (\(source.name)) stopped: \(ExplainedError.describe(error).message); the recording goes on without it")
+            // Spawned under the state's lock: once `stopAll` has run, no thread starts that the
+            // job's last wait for its producers would miss.
+            try state.withLock { s in
+                guard !s.closed else { throw Self.ending }
+                s.added.append(added)
+                context.spawn("livemux-capture-\(label)") {
+                    // A source added ends alone: the recording goes on without it.
+                    do {
+                        try source.run(stop: added.stop)
+                        if let error = source.failure { throw error }
+                    } catch {
+                        report("\(label) (\(source.name)) stopped: \(ExplainedError.describe(error).message); the recording goes on without it")
+                    }
                 }
             }
             context.statistics.changed(label, "added", .text(source.name))
             return label
         }
     }
+
+    private static let ending = ControlError.conflict(nil, "the job is ending")
 
     /// The graph of `field`'s kind is the user's (`--filter-complex`): nothing can join it.
     private static func notJoinable(_ field: String) -> ControlError {
