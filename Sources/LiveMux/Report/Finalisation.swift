@@ -8,10 +8,10 @@ public struct Finalisation: Sendable, Equatable {
     /// The container, told by its signature (not by the name).
     public let format: ContainerFormat
     /// What shows the trailer was never written, one phrase each; empty for a finished file.
-    public let missing: [String]
+    let missing: [String]
     /// Written as a stream (stdout, a pipe): such a muxer never goes back to write the end, so
     /// the file is unfinished by design rather than cut off.
-    public let wasStreamed: Bool
+    let wasStreamed: Bool
 
     public var isFinalised: Bool { missing.isEmpty }
 
@@ -22,7 +22,7 @@ public struct Finalisation: Sendable, Equatable {
     }
 
     /// Nil when the bytes are neither ASF nor FLV.
-    public init?(_ bytes: Data) {
+    init?(_ bytes: Data) {
         let bytes = bytes.startIndex == 0 ? bytes : Data(bytes)
         if bytes.starts(with: Self.asfHeaderGUID) {
             format = .asf

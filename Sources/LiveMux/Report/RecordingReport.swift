@@ -6,73 +6,73 @@ import FFmpeg
 /// interleaved in file order. A player reads a file front to back; if audio for a moment sits far
 /// from the video of that moment in the file, it must buffer that far or stall.
 public struct RecordingReport: Sendable {
-    public struct Stream: Sendable {
-        public let index: Int
-        public let kind: StreamKind?
-        public let codec: String
+    struct Stream: Sendable {
+        let index: Int
+        let kind: StreamKind?
+        let codec: String
         /// How the container names the codec ("FourCC HEVC", "FLV codec id 12"), shown when
         /// libavformat does not name it or LiveMux reads the container itself.
-        public var signalling: String? = nil
-        public let width: Int, height: Int
-        public let sampleRate: Int, channels: Int
-        public var packets = 0
-        public var bytes = 0
-        public var keyframes: [Double] = []
+        var signalling: String? = nil
+        let width: Int, height: Int
+        let sampleRate: Int, channels: Int
+        var packets = 0
+        var bytes = 0
+        var keyframes: [Double] = []
     }
 
     /// One packet, in file order (by the position where it starts).
-    public struct PacketRecord: Sendable {
-        public let stream: Int
+    struct PacketRecord: Sendable {
+        let stream: Int
         /// The DTS in `timeBase`: times of two streams are compared exactly, in integers.
-        public let timestamp: Int64
-        public let timeBase: Rational
-        public let size: Int
-        public let isKeyframe: Bool
-        public let position: Int64
+        let timestamp: Int64
+        let timeBase: Rational
+        let size: Int
+        let isKeyframe: Bool
+        let position: Int64
         /// False for a packet that came with no DTS and is placed by its PTS (the first packets
         /// of a stream with B-frames, before the demuxer knows the delay): its time is not when
         /// it is decoded, so it stays out of the interleaving and the frame rate.
-        public var timestampIsDTS = true
+        var timestampIsDTS = true
 
         /// The DTS in seconds, for what is shown and measured (distances, bit rate).
-        public var dts: Double { Double(timestamp) * timeBase.doubleValue }
+        var dts: Double { Double(timestamp) * timeBase.doubleValue }
     }
 
     /// A packet whose DTS lies before the DTS already read from another stream.
-    public struct Inversion: Sendable {
-        public let packet: Int  // index in file order
-        public let position: Int64
-        public let dts: Double
-        public let otherDTS: Double
+    struct Inversion: Sendable {
+        let packet: Int  // index in file order
+        let position: Int64
+        let dts: Double
+        let otherDTS: Double
     }
 
-    public let path: String
-    public let formatName: String
-    public let fileSize: Int64
-    public private(set) var streams: [Stream]
-    public let packets: [PacketRecord]
+    let path: String
+    let formatName: String
+    let fileSize: Int64
+    private(set) var streams: [Stream]
+    let packets: [PacketRecord]
     /// What the numbers rest on, or leave out, beyond the file as it is: one line each.
-    public internal(set) var notes: [String] = []
+    var notes: [String] = []
     /// What an ASF or FLV header says about the recording's end (nil for other containers).
-    public internal(set) var finalisation: Finalisation?
+    var finalisation: Finalisation?
 
     /// Largest distance between a packet's DTS and the last DTS read from the other stream (s).
-    public private(set) var largestDistance: Double = 0
-    public private(set) var largestDistancePacket = 0
-    public private(set) var inversions: [Inversion] = []
+    private(set) var largestDistance: Double = 0
+    private(set) var largestDistancePacket = 0
+    private(set) var inversions: [Inversion] = []
     /// Packets whose DTS does not increase within their own stream.
-    public private(set) var backwardsInStream = 0
+    private(set) var backwardsInStream = 0
     /// File order against media time: (packet index, last video DTS − last audio DTS in seconds).
-    public private(set) var offsetTrace: [(packet: Int, offset: Double)] = []
+    private(set) var offsetTrace: [(packet: Int, offset: Double)] = []
 
     /// Past this distance, or with any inversion, the interleaving is called bad.
-    public static let distanceLimit = 1.0
+    static let distanceLimit = 1.0
 
-    public var isWellInterleaved: Bool { inversions.isEmpty && largestDistance <= Self.distanceLimit && backwardsInStream == 0 }
+    var isWellInterleaved: Bool { inversions.isEmpty && largestDistance <= Self.distanceLimit && backwardsInStream == 0 }
 
-    public var start: Double { packets.map(\.dts).min() ?? 0 }
-    public var end: Double { packets.map(\.dts).max() ?? 0 }
-    public var duration: Double { max(0, end - start) }
+    var start: Double { packets.map(\.dts).min() ?? 0 }
+    var end: Double { packets.map(\.dts).max() ?? 0 }
+    var duration: Double { max(0, end - start) }
 
     /// Reads every packet of the file, no decoding: through libavformat, or FLV with HEVC or
     /// Enhanced RTMP video, which FFmpeg 5.1 cannot read, through `FLVTagReader`.
@@ -237,7 +237,7 @@ public struct RecordingReport: Sendable {
     }
 
     /// Bit rate (kbit/s) of every stream together, per `interval` seconds of DTS from the start.
-    public func bitrate(interval: Double = 1) -> [Double] {
+    func bitrate(interval: Double = 1) -> [Double] {
         guard !packets.isEmpty, interval > 0 else { return [] }
         var buckets = [Double](repeating: 0, count: Int(duration / interval) + 1)
         for p in packets { buckets[min(buckets.count - 1, Int((p.dts - start) / interval))] += Double(p.size) }
@@ -250,14 +250,14 @@ public struct RecordingReport: Sendable {
 
     /// How long a stream lasts: N packets at a regular interval last N intervals, the last one
     /// too (last − first DTS is one interval short: 29.83 frames/s for 3 s at 30). 0 below 2 packets.
-    public func duration(of stream: Stream) -> Double {
+    func duration(of stream: Stream) -> Double {
         guard let interval = packetInterval(of: stream) else { return 0 }
         return interval * Double(stream.packets)
     }
 
     /// The stream's own mean distance between packets: the span of its DTS over the packets that
     /// carry one, so packets placed by their PTS (B-frames' first) do not stretch it. Nil below 2.
-    public func packetInterval(of stream: Stream) -> Double? {
+    func packetInterval(of stream: Stream) -> Double? {
         let byDTS = judgedPackets[stream.index] == .byDTS
         let times = packets.lazy.filter { $0.stream == stream.index && (!byDTS || $0.timestampIsDTS) }.map(\.dts)
         let count = times.count
@@ -266,7 +266,7 @@ public struct RecordingReport: Sendable {
     }
 
     /// Intervals between keyframes of the video stream, in seconds.
-    public var keyframeIntervals: [Double] {
+    var keyframeIntervals: [Double] {
         guard let v = streams.first(where: { $0.kind == .video }) else { return [] }
         return zip(v.keyframes, v.keyframes.dropFirst()).map { $1 - $0 }
     }
