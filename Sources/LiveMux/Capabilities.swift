@@ -5,7 +5,7 @@ public enum Capabilities {
     /// Whether libavformat or libavdevice has an input format of this name (`lavfi`, `v4l2`, `mp4`…).
     /// (False for a device name when libavdevice cannot be loaded: opening a device says why.)
     /// (`lavfi` is read through libavfilter, so recognising it loads nothing.)
-    public static func isInputFormat(_ name: String) -> Bool {
+    static func isInputFormat(_ name: String) -> Bool {
         name == FilterGraph.formatName || ((try? FFmpegLibrary.hasInputFormat(named: name)) ?? false)
     }
 

@@ -6,7 +6,7 @@ public struct ExplainedError: Error, CustomStringConvertible, Sendable {
     public let description: String
     public let cause: any Error
 
-    public init(_ description: String, cause: any Error) {
+    init(_ description: String, cause: any Error) {
         self.description = description
         self.cause = cause
     }

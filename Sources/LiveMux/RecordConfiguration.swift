@@ -44,12 +44,12 @@ public struct RecordConfiguration: Sendable {
 
     /// The default sources: a test pattern and a 440 Hz tone made in the format the settings ask
     /// for (by default 1280x720 at 30 fps, 48 kHz stereo), so nothing needs converting.
-    public static func defaultVideoSource(_ v: VideoSettings) -> SourceSpec {
+    static func defaultVideoSource(_ v: VideoSettings) -> SourceSpec {
         let (width, height) = v.width.flatMap { w in v.height.map { (w, $0) } } ?? (VideoSettings.builtInWidth, VideoSettings.builtInHeight)
         return SourceSpec(format: "lavfi", url: "testsrc2=size=\(width)x\(height):rate=\(v.fps ?? VideoSettings.builtInFrameRate)")
     }
 
-    public static func defaultAudioSource(_ a: AudioSettings) -> SourceSpec {
+    static func defaultAudioSource(_ a: AudioSettings) -> SourceSpec {
         let layout = (a.channels ?? AudioSettings.builtInChannels) == 1 ? "mono" : "stereo"
         return SourceSpec(format: "lavfi", url: "sine=frequency=440:sample_rate=\(a.sampleRate ?? AudioSettings.builtInSampleRate),"
                           + "aformat=sample_fmts=fltp:channel_layouts=\(layout)")

@@ -5,7 +5,7 @@ import Foundation
 public struct ControlAccess: Sendable {
     private let key: [UInt8]
 
-    public enum Verdict: Equatable { case allowed, missing, wrong }
+    enum Verdict: Equatable { case allowed, missing, wrong }
 
     /// Keys shorter than this are refused: they can be guessed.
     public static let minimumKeyLength = 16
@@ -26,7 +26,7 @@ public struct ControlAccess: Sendable {
     }
 
     /// What the `Authorization` header's value (empty when absent) says.
-    public func check(authorization: String) -> Verdict {
+    func check(authorization: String) -> Verdict {
         let scheme = "bearer "
         guard authorization.count > scheme.count, authorization.prefix(scheme.count).lowercased() == scheme else {
             return authorization.isEmpty ? .missing : .wrong

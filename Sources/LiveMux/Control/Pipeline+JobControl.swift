@@ -4,7 +4,7 @@ import Foundation
 /// mute, a cut of the segments, an output's video bit rate where its encode is its own.
 extension Pipeline: JobControl {
     /// The job as `GET /api` shows it, as a JSON object.
-    public func controlDescription() -> [String: Any] {
+    func controlDescription() -> [String: Any] {
         let s = statisticsSnapshot
         let volumes = gains?.all ?? []
         let sources = s.sources.map { source -> [String: Any] in

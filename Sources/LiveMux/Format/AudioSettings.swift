@@ -11,8 +11,8 @@ public struct AudioSettings: Sendable, Equatable {
 
     public init() {}
 
-    public static let builtInSampleRate = 48_000
-    public static let builtInChannels = 2
+    static let builtInSampleRate = 48_000
+    static let builtInChannels = 2
 
     /// The rates AAC's sampling-frequency table has (8 to 96 kHz).
     public static let aacSampleRates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000]

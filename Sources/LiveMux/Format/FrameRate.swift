@@ -23,7 +23,7 @@ public struct FrameRate: Sendable, Hashable, CustomStringConvertible {
     /// `30`, or `30000/1001`.
     public var description: String { denominator == 1 ? "\(numerator)" : "\(numerator)/\(denominator)" }
 
-    public var framesPerSecond: Double { Double(numerator) / Double(denominator) }
+    var framesPerSecond: Double { Double(numerator) / Double(denominator) }
 
     /// The rates LiveMux records at: 1 to 240 frames per second.
     public var isSupported: Bool { numerator >= denominator && numerator <= Self.maxFramesPerSecond * denominator }

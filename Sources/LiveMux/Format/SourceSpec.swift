@@ -43,7 +43,7 @@ public struct SourceSpec: Sendable, Equatable {
     }
 
     /// The description with credentials in the URL masked: how messages and stats name it.
-    public var maskedDescription: String {
+    var maskedDescription: String {
         var masked = self
         masked.url = maskedURL(url)
         return masked.description

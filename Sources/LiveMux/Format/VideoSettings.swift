@@ -18,7 +18,7 @@ public struct VideoSettings: Sendable, Equatable {
     public var sharedEncode = false
     /// The adaptive bit rate's floor; nil: a quarter of `bitRate`.
     public var minimumBitRate: Int?
-    public var effectiveMinimumBitRate: Int { minimumBitRate ?? bitRate / 4 }
+    var effectiveMinimumBitRate: Int { minimumBitRate ?? bitRate / 4 }
     public var gopSeconds: Double = 2
     public var preset = "veryfast"
     /// Encoder tuning; `zerolatency` also turns off B-frames and look-ahead.
@@ -26,7 +26,7 @@ public struct VideoSettings: Sendable, Equatable {
 
     public init() {}
 
-    public static let builtInWidth = 1280
-    public static let builtInHeight = 720
-    public static let builtInFrameRate = FrameRate(30)!
+    static let builtInWidth = 1280
+    static let builtInHeight = 720
+    static let builtInFrameRate = FrameRate(30)!
 }

@@ -34,7 +34,7 @@ public struct ListenAddress: Sendable, Equatable {
         return address.socketAddress() == nil ? nil : address
     }
 
-    public var isIPv6: Bool { host.contains(":") }
+    var isIPv6: Bool { host.contains(":") }
 
     /// 127.0.0.0/8 or ::1: only this machine can connect.
     public var isLoopback: Bool {

@@ -85,7 +85,7 @@ public func maskedURL(_ url: String) -> String {
 
 /// The secrets `maskedURL` hides, as they appear in the URL (user info, the RTMP stream key and
 /// its parts, secret query values), for scrubbing text that quotes the URL itself (FFmpeg's log).
-public func secretParts(of url: String) -> [String] {
+func secretParts(of url: String) -> [String] {
     guard let (scheme, authority, path, query, fragment) = urlParts(url) else { return [] }
     var parts: [String] = fragment.map { fragmentItems($0).compactMap { $0.value.map(text) } } ?? []
     for item in query?.split(separator: "&") ?? [] {

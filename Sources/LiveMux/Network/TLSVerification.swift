@@ -7,7 +7,7 @@ import FFmpeg
 /// down to it, so the options here reach the TLS layer under `rtmps://` too.
 public struct TLSVerification: Sendable, Equatable {
     /// Debian's bundle of the system's trusted CAs (package ca-certificates).
-    public static let systemCAFile = "/etc/ssl/certs/ca-certificates.crt"
+    static let systemCAFile = "/etc/ssl/certs/ca-certificates.crt"
 
     /// The PEM file of the CAs trusted (`--tls-ca-file`); it replaces the system's, not adds to it.
     public var caFile = systemCAFile

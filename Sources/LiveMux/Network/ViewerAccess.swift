@@ -18,7 +18,7 @@ public struct ViewerAccess: Sendable {
     }
 
     /// Whether a request for `path` with this query (without `?`) may be answered at `now`.
-    public func allows(path: String, query: String, now: Date = Date()) -> Bool {
+    func allows(path: String, query: String, now: Date = Date()) -> Bool {
         let items = Self.items(query)
         if let sig = items["sig"] {
             guard let expires = items["expires"], let t = Int64(expires),
@@ -36,7 +36,7 @@ public struct ViewerAccess: Sendable {
     }
 
     /// What a signature over every path is made over, in place of one path.
-    public static let everyPath = "*"
+    static let everyPath = "*"
 
     /// What the dashboard page, answered to a request with `query`, adds to its own requests
     /// (`/stats`, `/events`, `/snapshot.jpg`, `/live.mp4`, HLS): the key as given, or for a signed
@@ -63,7 +63,7 @@ public struct ViewerAccess: Sendable {
     }
 
     /// The hex HMAC-SHA256 of `path` followed by `expires`, under the key.
-    public func signature(path: String, expires: String) throws -> String {
+    func signature(path: String, expires: String) throws -> String {
         try HMACSHA256.digest(key: key, message: Array((path + expires).utf8)).map { String(format: "%02x", $0) }.joined()
     }
 

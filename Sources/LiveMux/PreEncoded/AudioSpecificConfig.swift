@@ -2,7 +2,7 @@
 /// public function that makes one from a sample rate and a channel count.
 public enum AudioSpecificConfig {
     /// The sampling-frequency table; a rate's position is its index in the config and in ADTS.
-    public static let sampleRates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
+    static let sampleRates = [96000, 88200, 64000, 48000, 44100, 32000, 24000, 22050, 16000, 12000, 11025, 8000, 7350]
 
     /// The 2-byte config: 5 bits object type (2, AAC-LC), 4 bits sampling-frequency index, 4 bits
     /// channel configuration, then frameLengthFlag, dependsOnCoreCoder and extensionFlag (all 0).

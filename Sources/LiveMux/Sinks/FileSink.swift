@@ -76,7 +76,7 @@ public final class FileSink: ChunkSink, @unchecked Sendable {
         length += Int64(chunk.count)
     }
 
-    public func flush() throws {
+    func flush() throws {
         guard !pending.isEmpty else { return }
         do {
             try fd.write(pending.map { UnsafeRawBufferPointer(start: $0.baseAddress, count: $0.count) })

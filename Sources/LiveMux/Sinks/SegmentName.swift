@@ -68,7 +68,7 @@ public struct SegmentName: Sendable, Equatable {
 
     /// The name tried instead of `path` when a file has that name: `-1`, `-2` … before its
     /// extension (`p002.asf`: `p002-1.asf`), as file managers and browsers number a copy.
-    public static func alternative(to path: String, _ attempt: Int) -> String {
+    static func alternative(to path: String, _ attempt: Int) -> String {
         let slash = path.lastIndex(of: "/").map { path.index(after: $0) } ?? path.startIndex
         // A leading dot is a hidden file's name, not an extension.
         guard let dot = path[slash...].lastIndex(of: "."), dot > slash else { return "\(path)-\(attempt)" }

@@ -9,7 +9,7 @@ public struct SinkError: Error, CustomStringConvertible, Sendable {
     /// The reader went away (closed pipe or socket): not a fault of the recording.
     public var isClosedByReader: Bool { errno == EPIPE || errno == ECONNRESET }
     /// The disk (or the user's quota) is full: freeing space lets the write go on.
-    public var isOutOfSpace: Bool { errno == ENOSPC || errno == EDQUOT }
+    var isOutOfSpace: Bool { errno == ENOSPC || errno == EDQUOT }
     public var description: String {
         if isClosedByReader { return "\(name) was closed by its reader" }
         if errno == ENOSPC { return "cannot write to \(name): the disk is full (free some space or record to another disk)" }

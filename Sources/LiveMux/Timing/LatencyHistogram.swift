@@ -12,9 +12,9 @@ public struct LatencyHistogram: Sendable, Equatable {
     public private(set) var maximum: Int64 = 0
     public private(set) var minimum: Int64 = .max
 
-    public init() {}
+    init() {}
 
-    public mutating func add(_ microseconds: Int64) {
+    mutating func add(_ microseconds: Int64) {
         let v = max(0, microseconds)
         bins[Self.bin(v)] += 1
         count += 1

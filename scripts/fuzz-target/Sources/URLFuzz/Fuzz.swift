@@ -1,5 +1,5 @@
 import FuzzDriver
-import LiveMux
+@testable import LiveMux
 
 /// A secret the structured half of the fuzzer hides in URLs; masking must never let it through.
 let marker = "Z9SECRETZ9"
