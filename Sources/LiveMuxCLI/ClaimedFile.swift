@@ -1,5 +1,6 @@
 import Foundation
 import LiveMux
+import POSIX
 
 /// A file a command reads or one of its options writes (`-o`, `--stats`, `--segment-list`,
 /// `--svg`), claimed while the options are checked: a name claimed twice, by any spelling or link,

@@ -21,7 +21,7 @@ final class LiveControlLibraryTests: XCTestCase {
 
     func testAMuteAVolumeAndABitRateChangedFromSwift() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("livemux-control-\(UUID().uuidString).flv").path
-        defer { [path, path + ".2.flv", path + ".3.flv", path + ".4.flv"].forEach { try? FileManager.default.removeItem(atPath: $0) } }
+        defer { [path, path + ".2.flv", path + ".3.flv", path + ".4.flv", path + ".symbolic.flv", path + ".hard.flv"].forEach { try? FileManager.default.removeItem(atPath: $0) } }
         let pipeline = try Pipeline(config(path, live: true))
         pipeline.start()
         XCTAssertTrue(waitUntil(deadline: 20) { pipeline.statisticsSnapshot.mediaTime >= 1 }, "a second of media")
@@ -32,6 +32,15 @@ final class LiveControlLibraryTests: XCTestCase {
         XCTAssertEqual(added["id"] as? String, "o2")
         XCTAssertThrowsError(try pipeline.addOutput(OutputSpec(destination: .file(path), format: .flv))) {
             XCTAssertEqual(($0 as? ControlError)?.field, "output", "it is being written")
+        }
+        // Another name of that file is that file: a symbolic link, and a hard link (which exists,
+        // so it is refused as the output it is, not as a file to overwrite).
+        XCTAssertEqual(symlink(path, path + ".symbolic.flv"), 0)
+        XCTAssertEqual(link(path, path + ".hard.flv"), 0)
+        for other in [path + ".symbolic.flv", path + ".hard.flv"] {
+            XCTAssertThrowsError(try pipeline.addOutput(OutputSpec(destination: .file(other), format: .flv))) {
+                XCTAssertEqual(($0 as? ControlError)?.field, "output", "\(other) is the file being written")
+            }
         }
         XCTAssertTrue(FileManager.default.createFile(atPath: path + ".4.flv", contents: Data("someone's".utf8)))
         XCTAssertThrowsError(try pipeline.addOutput(OutputSpec(destination: .file(path + ".4.flv"), format: .flv))) {

@@ -103,7 +103,7 @@ final class LiveOutputs: @unchecked Sendable {
         let c = context
         let same = { (d: Destination) -> Bool in
             guard case .file(let a) = d, case .file(let b) = spec.destination else { return d == spec.destination }
-            return Self.canonical(a) == Self.canonical(b)
+            return FileIdentity(a) == FileIdentity(b)
         }
         let taken = { (s: State) throws in
             guard let other = s.outputs.first(where: { same($0.spec.destination) }) else { return }
@@ -194,11 +194,6 @@ final class LiveOutputs: @unchecked Sendable {
         } else {
             output.session.removeOutput(named: output.name)
         }
-    }
-
-    /// A file's path with links resolved, so two names of one file are seen as one.
-    private static func canonical(_ path: String) -> String {
-        URL(fileURLWithPath: path).resolvingSymlinksInPath().standardizedFileURL.path
     }
 
     /// The video encode with `settings`, else a new one (which `add` registers once it has a session).

@@ -1,20 +1,20 @@
 import Foundation
-import POSIX
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// Which file a name writes to, so two names of one file (`./a.flv`, a symbolic or hard link to
 /// it) are seen as one: the device and inode of a file that exists, else the resolved path where
-/// it will be created (a dangling link's is the path it points to, as writing creates that).
-enum FileIdentity: Hashable {
+/// it will be created (a dangling link's is the path it points to, as writing creates that). The
+/// CLI's claims on the files it writes, and a job's outputs added while it runs, both ask it.
+public enum FileIdentity: Hashable, Sendable {
     case inode(device: UInt64, inode: UInt64)
     case path(String)
 
     /// Links followed before a name is taken as a loop, as the kernel's ELOOP limit.
     private static let maximumLinks = 40
 
-    init(_ path: String) {
+    public init(_ path: String) {
         var info = stat()
         // stat follows every link itself, also those whose text is no path (/dev/stdout's pipe).
         if (try? syscall(where: "stat") { stat(path, &info) }) != nil {
@@ -31,7 +31,7 @@ enum FileIdentity: Hashable {
 
     /// The path a link at `path` points to when nothing is there (writing it creates that file);
     /// nil when `path` is no link, or its file exists.
-    static func danglingTarget(of path: String) -> String? {
+    public static func danglingTarget(of path: String) -> String? {
         var info = stat()
         guard (try? syscall(where: "lstat") { lstat(path, &info) }) != nil, info.st_mode & S_IFMT == S_IFLNK,
               (try? syscall(where: "stat") { stat(path, &info) }) == nil else { return nil }
