@@ -84,16 +84,17 @@ final class ReconnectTests: XCTestCase {
         Chunk(kind: .media(stream: stream, dts: dts, isKeyframe: key), bytes: Array(text.utf8))
     }
 
-    /// Writes audio until `write` throws: the output was given up. The error, or nil after the deadline.
+    /// Writes audio every 10 ms until `write` throws: the output was given up. The error, or nil
+    /// after the deadline.
     func failure(of sink: NetworkSink) -> Error? {
-        let deadline = Date().addingTimeInterval(Self.deadline)
         var dts: Int64 = 0
-        while Date() < deadline {
-            do { try sink.write(Self.media(.audio, dts, "a")) } catch { return error }
+        var failure: Error?
+        waitUntil(deadline: Self.deadline, every: 0.01) {
+            do { try sink.write(Self.media(.audio, dts, "a")) } catch { failure = error; return true }
             dts += 21
-            usleep(10_000)
+            return false
         }
-        return nil
+        return failure
     }
 
     func testGivesUpAfterThePolicysAttemptsCountedFromTheFirstFailure() throws {

@@ -68,19 +68,16 @@ final class StreamHubTests: XCTestCase {
                 // The loop takes an adopted socket when it next wakes: a reader that joined late
                 // would start at the cached keyframe, without the chunks written before it.
                 // Its response head comes once it has joined.
-                let joinDeadline = Date().addingTimeInterval(MuxQueueTests.deadline)
-                while received.count == 0 {
-                    guard Date() < joinDeadline else { throw LiveMuxError.output("the reading viewer never got its response head") }
-                    usleep(1_000)
+                guard waitUntil(deadline: MuxQueueTests.deadline, every: 0.001, condition: { received.count > 0 }) else {
+                    throw LiveMuxError.output("the reading viewer never got its response head")
                 }
                 // 2000 chunks of 4 KiB (8 MB), keyframes only, so nothing may be dropped for the reader,
                 // which is let fall behind by at most `chunksAhead` chunks.
                 for i in 0..<2000 {
-                    let deadline = Date().addingTimeInterval(MuxQueueTests.deadline)
-                    while received.count + Self.chunksAhead * chunkSize < written.bytes.count {
-                        guard Date() < deadline else { throw LiveMuxError.output("the reading viewer stopped at \(received.count) bytes") }
-                        usleep(1_000)
+                    let caughtUp = waitUntil(deadline: MuxQueueTests.deadline, every: 0.001) {
+                        received.count + Self.chunksAhead * chunkSize >= written.bytes.count
                     }
+                    guard caughtUp else { throw LiveMuxError.output("the reading viewer stopped at \(received.count) bytes") }
                     try write(.media(stream: .video, dts: Int64(i), isKeyframe: true), [UInt8](repeating: UInt8(i % 251), count: chunkSize))
                 }
                 try write(.trailer, Array("end".utf8))

@@ -70,11 +70,11 @@ final class SystemCallTests: XCTestCase {
         }
         thread.start()
         // Signal the reader until it has been interrupted and read again, or has given up (or 10 s pass).
-        let deadline = Date().addingTimeInterval(10)
-        while reader.calls.load(ordering: .relaxed) < 2 && reader.result.load(ordering: .relaxed) == -2 && Date() < deadline {
+        waitUntil(deadline: 10, every: 0.02) {
+            guard reader.calls.load(ordering: .relaxed) < 2 && reader.result.load(ordering: .relaxed) == -2 else { return true }
             let id = reader.thread.load(ordering: .acquiring)
             if id != 0 { XCTAssertEqual(pthread_kill(pthread_t(id), SIGUSR1), 0) }
-            usleep(20_000)
+            return false
         }
         var byte: UInt8 = 7
         XCTAssertEqual(write(writeEnd, &byte, 1), 1)

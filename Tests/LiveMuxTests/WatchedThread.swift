@@ -40,16 +40,15 @@ final class WatchedThread: @unchecked Sendable {
     /// Seen twice in a row, so a thread merely descheduled on its way is not taken for blocked.
     func blocks(within seconds: Double = 10) -> Bool {
         let stat = state.withLock { $0.taskPath } + "/stat"
-        let deadline = Date().addingTimeInterval(seconds)
-        var sleeping = 0
-        while Date() < deadline && !hasFinished {
+        var sleeping = 0, finished = false
+        let blocked = waitUntil(deadline: seconds, every: 0.005) {
+            if hasFinished { finished = true; return true }
             // "TID (name) S …": the state follows the name's closing parenthesis.
             let text = (try? String(contentsOfFile: stat, encoding: .utf8)) ?? ""
             let state = text.range(of: ") ", options: .backwards).map { text[$0.upperBound...].first } ?? nil
             sleeping = state == "S" ? sleeping + 1 : 0
-            if sleeping >= 2 { return true }
-            usleep(5_000)
+            return sleeping >= 2
         }
-        return false
+        return blocked && !finished
     }
 }
