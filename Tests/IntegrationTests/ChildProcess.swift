@@ -120,7 +120,7 @@ final class ChildProcess: @unchecked Sendable {
         while true {
             if let status { return status }
             if Date() >= deadline { return nil }
-            usleep(10_000)
+            usleep(10_000)  // this wait's own poll (waitUntil would stretch `timeout` under a sanitizer)
         }
     }
 

@@ -144,11 +144,10 @@ final class DeviceRig {
             environment: environment)
         // The daemon creates its socket and the pipes once its modules are loaded: only files are
         // looked at, no client that could wait on a half-started daemon, and with a deadline.
-        let deadline = Date().addingTimeInterval(Self.startTimeout)
-        while Date() < deadline && process.isRunning {
-            if (pipes + [socket]).allSatisfy({ FileManager.default.fileExists(atPath: $0) }) { return process }
-            usleep(20_000)
+        let started = waitUntil(deadline: Self.startTimeout) {
+            (pipes + [socket]).allSatisfy { FileManager.default.fileExists(atPath: $0) } || !process.isRunning
         }
+        if started && process.isRunning { return process }
         let log = (try? String(contentsOfFile: "\(dir)/\(name).log", encoding: .utf8)) ?? ""
         process.end()
         throw SetupError("the private PulseAudio daemon did not start within \(Self.startTimeout) s: \(log.suffix(800))")
@@ -178,11 +177,8 @@ final class DeviceRig {
         let command = getuid() == 0 ? ["/usr/bin/chrt", "-f", "5"] + xvfb : xvfb
         let process = try ChildProcess(command[0], Array(command.dropFirst()))
         let socket = "/tmp/.X11-unix/X\(display.dropFirst())"
-        let deadline = Date().addingTimeInterval(Self.startTimeout)
-        while Date() < deadline && process.isRunning {
-            if FileManager.default.fileExists(atPath: socket) { return process }
-            usleep(20_000)
-        }
+        let started = waitUntil(deadline: Self.startTimeout) { FileManager.default.fileExists(atPath: socket) || !process.isRunning }
+        if started && process.isRunning { return process }
         process.end()
         throw SetupError("Xvfb did not start again on \(display)")
     }

@@ -38,12 +38,9 @@ final class HTTPSProxy {
         """
         try config.write(toFile: base + "/nginx.conf", atomically: true, encoding: .utf8)
         process = try ChildProcess("/usr/sbin/nginx", ["-p", base, "-c", base + "/nginx.conf", "-e", base + "/error.log"])
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline {
-            if Network.canConnect(port: port) { return }
-            usleep(50_000)
+        guard waitUntil(deadline: 5, condition: { Network.canConnect(port: port) }) else {
+            throw SetupError("nginx (HTTPS) did not listen on \(port): \((try? String(contentsOfFile: base + "/error.log", encoding: .utf8)) ?? "")")
         }
-        throw SetupError("nginx (HTTPS) did not listen on \(port): \((try? String(contentsOfFile: base + "/error.log", encoding: .utf8)) ?? "")")
     }
 
     deinit { process?.end(signal: SIGQUIT, grace: 3) }

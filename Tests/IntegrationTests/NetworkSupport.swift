@@ -47,13 +47,13 @@ final class RTMPServer {
     func start() throws {
         process = try ChildProcess("/usr/sbin/nginx", ["-p", directory, "-c", directory + "/nginx.conf", "-e", directory + "/error.log"])
         // Ready when it accepts connections.
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline {
-            if Network.canConnect(port: port) { return }
-            usleep(50_000)
+        if !waitUntil(deadline: 5, condition: { Network.canConnect(port: port) }) {
+            XCTFail("nginx did not listen on \(port): \(log)")
         }
-        XCTFail("nginx did not listen on \(port): \((try? String(contentsOfFile: directory + "/error.log", encoding: .utf8)) ?? "")")
     }
+
+    /// Its error log (at `info`: every publish and play, with the stream's name).
+    var log: String { (try? String(contentsOfFile: directory + "/error.log", encoding: .utf8)) ?? "" }
 
     /// SIGKILL: the server dies as in a crash, its connections reset.
     func kill() {
@@ -126,6 +126,32 @@ enum Network {
         return fd >= 0
     }
 
+    /// Whether a TCP socket listens on `port`, as the kernel lists it (/proc/net/tcp): asked
+    /// without connecting, which would use up a listener that takes one connection (ffmpeg's
+    /// `listen=1`).
+    static func isListening(tcp port: Int) -> Bool {
+        sockets("tcp").contains { $0.port == port && $0.state == "0A" }  // 0A: TCP_LISTEN
+    }
+
+    /// Whether a UDP socket is bound to `port` (/proc/net/udp): an SRT listener, which answers no
+    /// connect, is ready once it is.
+    static func isBound(udp port: Int) -> Bool {
+        sockets("udp").contains { $0.port == port }
+    }
+
+    /// The local port and state of every IPv4 and IPv6 socket in /proc/net/`table` and `table`6.
+    private static func sockets(_ table: String) -> [(port: Int, state: String)] {
+        ["/proc/net/\(table)", "/proc/net/\(table)6"].flatMap { file -> [(port: Int, state: String)] in
+            let text = (try? String(contentsOfFile: file, encoding: .utf8)) ?? ""
+            // "sl local_address rem_address st …": the address is hex "ADDRESS:PORT".
+            return text.split(separator: "\n").dropFirst().compactMap { line in
+                let fields = line.split(separator: " ")
+                guard fields.count > 3, let port = fields[1].split(separator: ":").last.flatMap({ Int($0, radix: 16) }) else { return nil }
+                return (port, String(fields[3]))
+            }
+        }
+    }
+
     /// Sends `request` and reads until the server closes (or `timeout` seconds pass); the reply's text.
     static func exchange(port: Int, _ request: [UInt8], timeout: Int = 5) -> String {
         let fd = connect(port: port)
@@ -162,14 +188,12 @@ final class ServingLivemux {
 
     /// The rest of the first stderr line that starts with `prefix`, once it is printed (nil after 10 s).
     func printed(_ prefix: String) -> String? {
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline {
-            if let line = stderr.split(separator: "\n").first(where: { $0.hasPrefix(prefix) }) {
-                return String(line.dropFirst(prefix.count))
-            }
-            usleep(50_000)
+        var rest: String?
+        waitUntil(deadline: 10) {
+            rest = stderr.split(separator: "\n").first { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+            return rest != nil
         }
-        return nil
+        return rest
     }
 
     var pid: pid_t { process.pid }

@@ -147,14 +147,15 @@ struct Probe: Decodable {
 let waitPollInterval = 0.05
 
 /// Asks `condition` until it holds or `deadline` seconds (scaled by `Tools.slowdown` under a
-/// sanitizer) have passed; whether it held. In place of a sleep and then an assertion: a test
-/// waits only as long as the program takes, and a slow machine gets the whole deadline.
+/// sanitizer) have passed, every `interval` seconds; whether it held. In place of a sleep and then
+/// an assertion: a test waits only as long as the program takes, and a slow machine gets the
+/// whole deadline.
 @discardableResult
-func waitUntil(deadline seconds: Double, condition: () throws -> Bool) rethrows -> Bool {
+func waitUntil(deadline seconds: Double, every interval: Double = waitPollInterval, condition: () throws -> Bool) rethrows -> Bool {
     let deadline = Date().addingTimeInterval(seconds * Tools.slowdown)
     while Date() < deadline {
         if try condition() { return true }
-        usleep(UInt32(waitPollInterval * 1_000_000))
+        usleep(UInt32(interval * 1_000_000))
     }
     return try condition()
 }

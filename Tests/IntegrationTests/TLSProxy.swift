@@ -25,12 +25,9 @@ final class TLSProxy {
         let file = "\(directory)/\(name).conf"
         try config.write(toFile: file, atomically: true, encoding: .utf8)
         process = try ChildProcess.background(Self.program, [file], directory: directory, name: name)
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline {
-            if Network.canConnect(port: port) { return }
-            usleep(50_000)
+        guard waitUntil(deadline: 5, condition: { Network.canConnect(port: port) }) else {
+            throw SetupError("stunnel did not listen on \(port): \(process?.stderrFile ?? "")")
         }
-        throw SetupError("stunnel did not listen on \(port): \(process?.stderrFile ?? "")")
     }
 
     deinit { process?.end() }
