@@ -149,7 +149,7 @@ final class HEVCFLVTests: TemporaryDirectoryTestCase {
         let r = try Tools.livemux(["serve", "-q", "--listen", "127.0.0.1:\(port)", "--vcodec", "hevc", "--size", "320x240", "--gop", "1",
                                    "-t", "3"], timeout: 30) { _ in
             waitUntil(deadline: 5) { Network.canConnect(port: port) }
-            usleep(1_300_000)
+            usleep(1_300_000)  // the viewer joins mid-stream, as asserted: past the first keyframes, 1.7 s before the end
             viewer = try? ChildProcess.background("python3", ["-c", fetch, "http://127.0.0.1:\(port)/live.flv", "\(self.dir)/viewer.flv"],
                                      directory: self.dir, name: "viewer")
         }

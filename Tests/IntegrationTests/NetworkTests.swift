@@ -25,7 +25,7 @@ final class NetworkTests: TemporaryDirectoryTestCase {
         let url = "rtmp://127.0.0.1:\(server.port)/live/\(key)"
         var live: ChildProcess?
         let r = try Tools.livemux(["record", "--size", "160x120", "--fps", "30", "-t", "4", "-o", url], timeout: 30) { _ in
-            usleep(1_200_000)
+            waitUntil(deadline: 10) { server.log.contains("publish: name='\(self.key)'") }
             live = try? ChildProcess.background("ffprobe", ["-v", "error", "-rw_timeout", "5000000", "-of", "json", "-show_streams", url],
                                    directory: self.dir, name: "liveprobe")
         }
@@ -61,9 +61,9 @@ final class NetworkTests: TemporaryDirectoryTestCase {
         let file = "\(dir)/rec.flv"
         let r = try Tools.livemux(["record", "--size", "160x120", "--fps", "30", "-t", "7", "--reconnect-delay", "0.2",
                                    "--reconnect-max-delay", "1", "-o", url, "-o", file], timeout: 40) { _ in
-            usleep(2_000_000)
+            usleep(2_000_000)  // 2 s pushed before the server dies
             server.kill()
-            usleep(1_500_000)
+            usleep(1_500_000)  // down for 1.5 s: the attempts meanwhile fail
             try? server.start()
         }
         XCTAssertEqual(r.status, 0, r.stderr)
@@ -117,7 +117,8 @@ final class NetworkTests: TemporaryDirectoryTestCase {
         let refuser = try ChildProcess.background("ffmpeg", ["-nostdin", "-v", "quiet", "-i", "srt://127.0.0.1:\(refusing)?mode=listener&timeout=8000000",
                                                 "-f", "null", "-"], directory: dir, name: "refuser")
         defer { refuser.end(signal: SIGKILL) }
-        usleep(500_000)
+        XCTAssertTrue(waitUntil(deadline: 10) { Network.isListening(tcp: tcp) && Network.isBound(udp: srt) && Network.isBound(udp: refusing) },
+                      "the three listeners are up")
         // -v: FFmpeg's own log is on, and its protocols print the URLs they open.
         let r = try Tools.livemux(["record", "-v", "--size", "160x120", "-t", "2", "--reconnect-attempts", "1", "--reconnect-delay", "0.1",
                                    "-f", "flv", "-o", "tcp://127.0.0.1:\(tcp)",
@@ -214,7 +215,7 @@ final class NetworkTests: TemporaryDirectoryTestCase {
             replies.append(Network.exchange(port: port, Array("\u{1}\u{2}garbage\r\n\r\n".utf8)))
             replies.append(Network.exchange(port: port, [UInt8](repeating: 65, count: 20000)))
             replies.append(Network.exchange(port: port, Array("POST /live.flv HTTP/1.1\r\n\r\n".utf8)))
-            usleep(2_600_000)
+            usleep(2_600_000)  // the late viewer joins mid-stream, as asserted
             late = try? ChildProcess.background("ffprobe", ["-v", "error", "-of", "json", "-show_packets", "-read_intervals", "%+0.5", "\(base)/live.flv"],
                                    directory: self.dir, name: "late")
         }

@@ -156,7 +156,7 @@ final class RecordTests: TemporaryDirectoryTestCase {
     func testSIGINTLeavesAFinishedFile() throws {
         let path = "\(dir)/int.asf"
         let r = try Tools.livemux(["record", "-q", "--size", "320x240", "-o", path], timeout: 30) { process in
-            Thread.sleep(forTimeInterval: 2.5)
+            Thread.sleep(forTimeInterval: 2.5)  // 2.5 s recorded: the duration asserted
             process.signal(SIGINT)
         }
         XCTAssertEqual(r.status, 0, r.stderr)

@@ -20,12 +20,13 @@ final class RelayTests: TemporaryDirectoryTestCase {
         defer { origin.stop() }
         try edge.start()
         defer { edge.stop() }
-        usleep(500_000)  // the edge's static pull is playing (waiting for the publish) at the origin
+        // The edge's static pull is playing (waiting for the publish) at the origin.
+        XCTAssertTrue(waitUntil(deadline: 10) { origin.log.contains("play: name='\(key)'") }, origin.log)
 
         var player: ChildProcess?
         let r = try Tools.livemux(["record", "--size", "320x240", "--fps", String(fps), "-t", String(seconds),
                                    "-o", "\(dir)/sent.flv", "-o", "rtmp://127.0.0.1:\(origin.port)/live/\(key)"], timeout: 30) { _ in
-            usleep(1_000_000)
+            usleep(1_000_000)  // the player joins a second in, as asserted below
             player = try? ChildProcess.background("ffmpeg", ["-nostdin", "-v", "error", "-rw_timeout", "5000000",
                                                 "-i", "rtmp://127.0.0.1:\(edge.port)/live/\(self.key)", "-c", "copy", "\(self.dir)/player.flv"],
                                      directory: self.dir, name: "player")

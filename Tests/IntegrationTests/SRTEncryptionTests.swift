@@ -14,7 +14,7 @@ final class SRTEncryptionTests: TemporaryDirectoryTestCase {
         let port = try Network.freePort()
         let process = try ChildProcess(program, ["-q", "srt://127.0.0.1:\(port)?mode=listener&passphrase=\(passphrase)&pbkeylen=16", "file://con"],
                                        stdout: .file("\(dir)/received.flv"), stderr: .file("\(dir)/srt.err"))
-        usleep(300_000)  // it binds at once; nothing to poll on UDP
+        XCTAssertTrue(waitUntil(deadline: 5) { Network.isBound(udp: port) }, "srt-live-transmit listens: \(process.stderrFile)")
         return (process, port)
     }
 
@@ -27,7 +27,7 @@ final class SRTEncryptionTests: TemporaryDirectoryTestCase {
         let r = try push("srt://127.0.0.1:\(port)?passphrase=\(passphrase)&pbkeylen=16")
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertFalse(r.stderr.contains(passphrase), r.stderr)
-        usleep(300_000)
+        usleep(300_000)  // SRT holds each packet for its latency (120 ms): the last ones reach the file
         receiver.end(signal: SIGINT)
         let probe = try Tools.probe("\(dir)/received.flv")
         XCTAssertEqual(probe.stream("video")?.codec_name, "h264")

@@ -31,7 +31,8 @@ final class SecretHidingTests: TemporaryDirectoryTestCase {
         var seen = ""
         let r = try Tools.run(Tools.livemux, ["record", "-v", "--size", "160x120", "-t", "2", "--stats", stats, "-o", output],
                               environment: environment, timeout: 30) { child in
-            usleep(500_000)
+            // The stats file is made once the pipeline is built: the run is under way.
+            waitUntil(deadline: 10) { FileManager.default.fileExists(atPath: stats) }
             seen = self.commandLine(child.pid)
         }
         XCTAssertEqual(r.status, 0, r.stderr)

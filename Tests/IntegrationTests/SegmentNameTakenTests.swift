@@ -46,7 +46,8 @@ final class SegmentNameTakenTests: TemporaryDirectoryTestCase {
         let stats = "\(dir)/s.jsonl", list = "\(dir)/l.ffconcat"
         let r = try Tools.livemux(["record", "-t", "3", "--size", "160x120", "--gop", "1", "--segment-time", "1",
                                    "--stats", stats, "--segment-list", list, "-o", "\(dir)/p%03d.asf"]) { _ in
-            usleep(500_000)
+            // The first segment is written: the names were checked at the start.
+            waitUntil(deadline: 10) { FileManager.default.fileExists(atPath: "\(self.dir)/p000.asf") }
             try? Data("someone else's".utf8).write(to: URL(fileURLWithPath: "\(self.dir)/p002.asf"))
         }
         XCTAssertEqual(r.status, 0, r.stderr)

@@ -277,7 +277,7 @@ final class SegmentTests: TemporaryDirectoryTestCase {
     func testSIGUSR1CutsAtAForcedKeyframe() throws {
         let r = try Tools.livemux(["record", "-t", "3", "--size", "160x120", "--gop", "10", "--segment-time", "1000",
                                    "-o", "\(dir)/u-%d.flv"]) { child in
-            usleep(1_500_000)
+            usleep(1_500_000)  // mid-GOP (a keyframe every 10 s): where the cut is asserted
             child.signal(SIGUSR1)
         }
         XCTAssertEqual(r.status, 0, r.stderr)
