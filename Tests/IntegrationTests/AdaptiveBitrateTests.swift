@@ -244,7 +244,7 @@ final class AdaptiveBitrateTests: TemporaryDirectoryTestCase {
         let listen = try Network.freePort(), port = try Network.freePort()
         let viewer = try ChildProcess.background("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", "tcp://127.0.0.1:\(listen)?listen=1",
                                                "-c", "copy", "\(dir)/tcp.flv"], directory: dir, name: "viewer")
-        usleep(300_000)
+        XCTAssertTrue(waitUntil(deadline: 5) { Network.isListening(tcp: listen) }, "ffmpeg listens")
         let link = try Self.proxy(port, to: listen, schedule: "0:600000", in: dir)
         defer { link.end(signal: SIGKILL) }
         let stats = "\(dir)/stats.jsonl"
