@@ -71,9 +71,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         let opened = try RecordingSources(config, report: report)
         let sources = opened.all
         let controlled = config.liveControl || config.outputs.controlAccess != nil
-        // A job that may change runs on the wall clock from the start, as one with a live input
-        // does: a source added later joins at the instant it is added.
-        if sources.contains(where: \.isLive) || (controlled && config.realtime) { sources.forEach { $0.shareClockWithLiveInput() } }
+        let wallClock = sources.contains(where: \.isLive)
+        if wallClock { sources.forEach { $0.shareClockWithLiveInput() } }
         // Unpaced, nobody waits for a packet: the mux thread is woken once per batch, not per
         // packet, and so takes a core from the video encoder less often.
         let unpaced = !sources.contains { $0.isLive || $0.isPaced }
@@ -192,7 +191,9 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
                                   frameRate: config.video.fps, reopening: reopening, report: report)
             },
             compositor: stages.video as? VideoCompositor, mixer: stages.audio, gains: gains, pictureSize: graphs.videoSizes.first,
-            audioFormat: audioFormat, given: (opened.video.count, opened.audio.count), paced: !unpaced,
+            audioFormat: audioFormat, given: (opened.video.count, opened.audio.count), paced: !unpaced, wallClock: wallClock,
+            // The stream that sets the timeline's zero times the job.
+            clockOrigin: { [timing = opened.video.first ?? opened.audio.first] in timing?.clockOrigin },
             spawn: { name, body in firstSession.spawn(name, onFailure: {}, body) }, statistics: statistics, report: report))
         encoderThreads = videoConsumer.map { [$0] } ?? []
         self.timeline = timeline

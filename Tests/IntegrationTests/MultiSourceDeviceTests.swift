@@ -291,6 +291,29 @@ extension MultiSourceDeviceTests {
               + " ms; first train \(Self.describe(trains.firstOffsets)) ms")
     }
 
+    /// A job of synthetic sources counts its times from its own start, a device on the monotonic
+    /// clock: the device is refused (409, naming the field), and the job goes on whole.
+    func testADeviceIsRefusedByAJobOfSyntheticSources() throws {
+        let rig = try startRig(.none)
+        let key = "device-control-key-0123456789abcdef", keyFile = "\(rig.dir)/control.key", path = "\(rig.dir)/synthetic.flv"
+        try (key + "\n").write(toFile: keyFile, atomically: true, encoding: .utf8)
+        chmod(keyFile, 0o600)
+        let port = try Network.freePort()
+        var answer = ""
+        let r = try Tools.run(Tools.livemux, ["record", "-q", "-t", "3", "--size", "320x240", "--http", "127.0.0.1:\(port)", "--control-key-file", keyFile,
+                                              "-o", path], environment: rig.environment, timeout: 30) { _ in
+            XCTAssertTrue(waitUntil(deadline: 10) { Network.isListening(tcp: port) }, "the job's server listens")
+            let body = #"{"audio": "pulse:\#(DeviceRig.microphone)"}"#
+            let request = "POST /api/sources HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\nContent-Length: \(body.utf8.count)\r\n\r\n" + body
+            answer = Network.exchange(port: port, Array(request.utf8))
+        }
+        XCTAssertTrue(answer.hasPrefix("HTTP/1.1 409"), answer)
+        XCTAssertTrue(answer.contains(#""field":"audio""#), answer)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(try Tools.decodeErrors(path), "")
+        XCTAssertEqual(try Tools.probe(path).stream("video")?.packetCount, 90)
+    }
+
     /// A second video source (a camera in the corner; here a white X screen of its own, v1 over
     /// the rig's screen, `--layout pip`) whose X server ends 3 s in and starts again 5 s later,
     /// with --device-timeout 2: in the corner its last frame while it is reopened, black once it

@@ -70,6 +70,16 @@ final class CaptureSource: @unchecked Sendable {
     /// Puts this input on the wall clock because another input is live.
     func shareClockWithLiveInput() { clock.shareWithLiveInput() }
 
+    /// Puts this input, not live and not yet run, on a running job's clock (`clockOrigin` of the
+    /// source that times it).
+    func joinClock(origin: Int64) { clock.join(origin: origin) }
+
+    /// The monotonic time this input's capture time 0 stands for, once its first frame was paced
+    /// (any thread); nil before, and for a live device.
+    var clockOrigin: Int64? { publishedOrigin.withLock { $0 } }
+    private let publishedOrigin = Locked<Int64?>(nil)
+    private var originPublished = false
+
     var streamKinds: [StreamKind] { routes.values.map(\.kind).sorted() }
 
     /// `timeline`: the one whose zero waits for this input's first frame; nil for a source added
@@ -217,6 +227,10 @@ final class CaptureSource: @unchecked Sendable {
         let now = Timestamp.monotonicMicroseconds()
         let time = clock.time(of: frame, route.kind, in: route.timeBase, now: now)
         guard let captured = clock.pace(time, now: now, stop: stop) else { return false }
+        if !originPublished, let origin = clock.origin {
+            originPublished = true
+            publishedOrigin.withLock { $0 = origin }
+        }
         // The stamp may be later than the settled time, never earlier: zero still comes after
         // the first sample of every input.
         started(at: time)

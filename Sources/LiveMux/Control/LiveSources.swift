@@ -33,6 +33,10 @@ final class LiveSources: Sendable {
         /// Whether the job runs on the capture clock (real time or a live device): an unpaced job
         /// has no "now" for a source to join at.
         let paced: Bool
+        /// Whether the job's times are the monotonic clock's (it has a live device); else they
+        /// count from `clockOrigin`, the monotonic time of its capture time 0 (nil until known).
+        let wallClock: Bool
+        let clockOrigin: @Sendable () -> Int64?
         /// Runs a source's thread, joined when the job ends.
         let spawn: @Sendable (String, @escaping @Sendable () -> Void) -> Void
         let statistics: Statistics
@@ -133,15 +137,26 @@ final class LiveSources: Sendable {
         ControlError.conflict(field, "the \(field == "video" ? "picture" : "mix") is the --filter-complex graph's: give the source there, at the start")
     }
 
-    /// Opens a source, or refuses the request naming `field` and why it did not open.
+    /// Opens a source and puts it on the job's clock, or refuses the request naming `field` and
+    /// why it did not open.
     private func open(_ spec: SourceSpec, _ kind: StreamKind, field: String) throws -> CaptureSource {
+        let source: CaptureSource
         do {
-            let source = try context.open(spec, kind)
-            source.shareClockWithLiveInput()
-            return source
+            source = try context.open(spec, kind)
         } catch {
             throw ControlError.badRequest(field, "\(spec.maskedDescription) does not open: \(ExplainedError.describe(error).message)")
         }
+        if context.wallClock {
+            source.joinClock(origin: 0)
+        } else if source.isLive {
+            // A device stamps on the monotonic clock; this job's times count from its own start.
+            throw ControlError.conflict(field, "a device joins a job on the wall clock, one started with a device source; this job's sources are synthetic or files: give the device at the start")
+        } else if let origin = context.clockOrigin() {
+            source.joinClock(origin: origin)
+        } else {
+            throw ControlError.conflict(nil, "the job has not started yet: add the source once it has")
+        }
+        return source
     }
 
     /// Refuses what could keep the server waiting while it opens (a network URL, a pipe, stdin):
