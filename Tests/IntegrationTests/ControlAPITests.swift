@@ -411,11 +411,13 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         let port = try port(job)
         waitForMedia(port, 2)
         let main = call(port, "PUT", "/api/layout", body: #"{"main": "v1"}"#)
+        let mainPlaced = placedTime(port)
         XCTAssertEqual(main.status, 200, "\(main.json)")
         XCTAssertEqual(call(port, "PUT", "/api/layout", body: #"{"main": "v2"}"#).json["field"] as? String, "main")
         XCTAssertEqual(call(port, "PUT", "/api/layout", body: #"{"layout": "diagonal"}"#).json["field"] as? String, "layout")
         waitForMedia(port, 4)
         XCTAssertEqual(call(port, "PUT", "/api/layout", body: #"{"layout": "side-by-side"}"#).status, 200)
+        let layoutPlaced = placedTime(port)
         let layout = call(port, "GET", "/api").json["layout"] as? [String: String]
         XCTAssertEqual(layout, ["layout": "side-by-side", "main": "v1"])
         XCTAssertEqual(job.wait(), 0, job.stderr)
@@ -430,6 +432,13 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         XCTAssertTrue(isBlue(MediaAnalysis.pixel(at3, 590, 320)), "v0 in the corner: \(MediaAnalysis.pixel(at3, 590, 320))")
         XCTAssertTrue(isRed(MediaAnalysis.pixel(at5, 160, 180)), "v1 on the left: \(MediaAnalysis.pixel(at5, 160, 180))")
         XCTAssertTrue(isBlue(MediaAnalysis.pixel(at5, 480, 180)), "v0 on the right: \(MediaAnalysis.pixel(at5, 480, 180))")
+        // Issue 39: each change from within 2 frame intervals of the frame being encoded at the answer.
+        let centre = try MediaAnalysis.pixelTrack(file, 320, 90), right = try MediaAnalysis.pixelTrack(file, 480, 180)
+        let mainShown = Double(try XCTUnwrap(centre.firstIndex { isRed($0) })) / 25
+        let layoutShown = Double(try XCTUnwrap((Int(mainShown * 25)..<right.count).first { isBlue(right[$0]) })) / 25
+        print("control, layout: main placed \(mainPlaced) s, shown \(mainShown) s; side by side placed \(layoutPlaced) s, shown \(layoutShown) s")
+        XCTAssertLessThanOrEqual(mainShown - mainPlaced, 2.0 / 25 + 0.001, "the main picture within 2 frames of the answer")
+        XCTAssertLessThanOrEqual(layoutShown - layoutPlaced, 2.0 / 25 + 0.001, "the layout within 2 frames of the answer")
     }
 
     /// v1 (red, in the corner) and a1 (1 kHz) removed 2 s in: the corner shows v0 (blue) and the
