@@ -8,6 +8,9 @@ final class ProgressLine: @unchecked Sendable {
     private let timer: DispatchSourceTimer
     private let queue = DispatchQueue(label: "livemux-progress")
     private var finished = false  // touched only on `queue`
+    /// The last plain line written (not on a terminal), touched only on `queue`: a periodic line
+    /// that came just before the sources ended already says what the last one would.
+    private var lastLine: String?
     private let remux: Bool
 
     /// A progress line over any counters (`livemux mux` passes its muxer's, with `remux`).
@@ -27,6 +30,7 @@ final class ProgressLine: @unchecked Sendable {
             // Every source ended: the last line, with the run's final numbers, is about to follow.
             guard !Self.sourcesEnded(s) else { return }
             let text = line(s)
+            if !Terminal.stderrIsTerminal { lastLine = text }
             Terminal.write(Terminal.stderrIsTerminal ? "\r\(text)\u{1B}[K" : text + "\n")
         }
         timer.resume()
@@ -37,7 +41,9 @@ final class ProgressLine: @unchecked Sendable {
             guard !finished else { return }
             finished = true
             timer.cancel()
-            Terminal.write((Terminal.stderrIsTerminal ? "\r" : "") + line(snapshot()) + "\n")
+            let text = line(snapshot())
+            guard Terminal.stderrIsTerminal || text != lastLine else { return }
+            Terminal.write((Terminal.stderrIsTerminal ? "\r" : "") + text + "\n")
         }
     }
 

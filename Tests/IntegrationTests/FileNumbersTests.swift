@@ -17,6 +17,16 @@ final class FileNumbersTests: TemporaryDirectoryTestCase {
         XCTAssertFalse(r.stderr.contains("frames=") || r.stderr.contains(" av="), r.stderr)
     }
 
+    /// The README's first command's case: with video, the periodic line at 5 s came just before the
+    /// sources ended, and the last line repeated it word for word (4 runs in 4).
+    func testTheLastProgressLineIsNotARepeat() throws {
+        let r = try Tools.livemux(["record", "-t", "5", "--size", "160x120", "-o", "\(dir)/a.flv"], timeout: 30)
+        XCTAssertEqual(r.status, 0, r.stderr)
+        let lines = r.stderr.split(separator: "\n").filter { $0.hasPrefix("time=") }
+        XCTAssertEqual(zip(lines, lines.dropFirst()).filter { $0 == $1 }.count, 0, r.stderr)
+        XCTAssertTrue(lines.last?.hasPrefix("time=00:00:04.9") == true, r.stderr)
+    }
+
     func testMuxProgressLineShowsWhatAFileHas() throws {
         let src = "\(dir)/src.mp4"
         let made = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=30",
