@@ -179,11 +179,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
                   statistics: statistics, quiet: quiet, report: report),
             given: given, video: videoEncodes, audio: audioEncodes, servesViewers: viewers != nil,
             viewersVideo: viewers?.video.map { lanes[$0] }, firstSession: plan.sessions.count)
-        let reopening = { () -> DeviceReopening in
-            var later = DeviceReopening(timeout: config.deviceTimeout)
-            later.endsRecording = false
-            return later
-        }()
+        let reopening = DeviceReopening.later(timeout: config.deviceTimeout)
         let firstSession = sessions[0]
         addedSources = LiveSources(.init(
             open: { spec, kind in

@@ -22,4 +22,11 @@ struct DeviceReopening: Sendable {
     /// The same from an opening to its first packet: a camera may take a second to start.
     var startTimeout: Double = 5
     init(timeout: Double = 30) { self.timeout = timeout }
+
+    /// A source after the first of its kind, given or added live: staying away never ends the recording.
+    static func later(timeout: Double) -> DeviceReopening {
+        var policy = DeviceReopening(timeout: timeout)
+        policy.endsRecording = false
+        return policy
+    }
 }

@@ -12,8 +12,7 @@ struct RecordingSources {
     init(_ config: RecordConfiguration, report: @escaping @Sendable (String) -> Void) throws {
         let (wantVideo, wantAudio) = (config.recordVideo, config.recordAudio)
         let first = DeviceReopening(timeout: config.deviceTimeout)
-        var later = first
-        later.endsRecording = false
+        let later = DeviceReopening.later(timeout: config.deviceTimeout)
         let open = { (spec: SourceSpec, video: Bool, audio: Bool, reopening: DeviceReopening) in
             try CaptureSource(spec: spec, video: video, audio: audio, realtime: config.realtime,
                               frameRate: config.video.fps, reopening: reopening, report: report)
