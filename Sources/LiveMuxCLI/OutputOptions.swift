@@ -1,5 +1,6 @@
 import Foundation
 import LiveMux
+import POSIX
 
 /// The output options `record`, `serve` and `mux` share, and the `Outputs` they make: `-o`
 /// (repeatable: files, stdout, URLs), `-f` for the next `-o` (refused where it could be
@@ -15,7 +16,13 @@ struct OutputOptions {
     private var segmentList: String?
     /// The inputs and every file an option writes, claimed as they are checked: one file is never
     /// written by two options, nor written over an input.
-    private var claims: [ClaimedFile] = []
+    private var claims: [ClaimedFile] = [] {
+        // The job checks outputs added while it runs against the same claims; it knows its
+        // outputs (and which of them ended) itself.
+        didSet { outputs.claimedFiles = claims.filter { $0.option != "-o" } }
+    }
+    /// Files read for their secrets (`--viewer-key-file`), never to be written over.
+    private var keyFiles: [(path: String, option: String)] = []
     /// Set by `finish` when file outputs are cut into segments: says each one closed.
     private(set) var segmentAnnouncer: SegmentAnnouncer?
     /// Said once each before the job starts (unless -q): a name that disagrees with -f, a
@@ -167,6 +174,7 @@ struct OutputOptions {
             let value = try reader.value(for: option)
             let key = option.name == "--viewer-key" ? value
                 : try SecretFile.firstLine(of: value, option: "--viewer-key-file ", what: "the viewer key")
+            if option.name == "--viewer-key-file" { keyFiles.append((value, option.name)) }
             guard let access = ViewerAccess(key: key) else {
                 throw UsageError("\(option.name): a viewer key needs at least \(ViewerAccess.minimumKeyLength) characters (openssl rand -hex 16 makes a good one)")
             }
@@ -211,8 +219,10 @@ struct OutputOptions {
     /// Resolves every `-o` to its container and checks what cannot work before anything is
     /// created: an unknown container, RTMP without FLV or without an application and stream key,
     /// stdout twice, a directory, a file that is also an input (`inputs`: paths), one file named
-    /// twice, one that exists without -y.
-    mutating func finish(inputs: [String]) throws {
+    /// twice, one that exists without -y. `keyFiles`: files the job reads its secrets from
+    /// (`--control-key-file`), which no output may write.
+    mutating func finish(inputs: [String], keyFiles: [(path: String, option: String)] = []) throws {
+        self.keyFiles += keyFiles
         guard !named.isEmpty || (outputs.listen != nil && outputs.servesViewers) else {
             throw UsageError("no output: give -o FILE, -o - for stdout, or a URL")
         }
@@ -281,10 +291,16 @@ struct OutputOptions {
         outputs.segments = SegmentPlan(segmentPolicy, onClosed: { announcer.announce($0) }, onDeletedEarly: { announcer.deletedEarly($0) })
     }
 
-    /// Claims the inputs, then each output file (refused when it is an input or claimed twice),
-    /// and checks it exists only with -y.
+    /// Claims the inputs, the key files and a stderr that is a file, then each output file
+    /// (refused when it is one of those or claimed twice), and checks it exists only with -y.
     private mutating func checkFiles(inputs: [String]) throws {
         for input in inputs { try claims.claim(input, option: nil) }
+        for (path, option) in keyFiles { try claims.claim(path, option: nil, reader: option) }
+        // The job's own log (`2> job.log`) is written for as long as it runs.
+        if (try? FileKind(path: Self.standardError)) == .regular {
+            let shown = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/2")) ?? Self.standardError
+            try claims.claim(Self.standardError, shown: shown, option: "2>")
+        }
         let segmented = segmentPolicy.duration != nil || segmentPolicy.size != nil
         for o in outputs.destinations {
             // Two writers on stdout (`-o - --stats /dev/stdout`) would interleave into one stream.
@@ -298,6 +314,8 @@ struct OutputOptions {
             }
         }
     }
+
+    private static let standardError = "/dev/stderr"
 
     /// The output files' paths, as given.
     var filePaths: [String] {

@@ -138,6 +138,7 @@ struct RecordCommand {
         var outputs = OutputOptions()
         var encoding = EncodingOptions()
         var control: ControlAccess?
+        var controlKeyFile: [(path: String, option: String)] = []
         var gopGiven = false
         if serving { outputs.listenByDefault() }
         while let opt = try reader.nextOption() {
@@ -175,7 +176,9 @@ struct RecordCommand {
                 guard !path.isEmpty else { throw UsageError("--stats needs a file name, or - for stderr") }
                 cmd.statsPath = path
             case "--control-key-file":
-                let key = try SecretFile.firstLine(of: try reader.value(for: opt), option: "--control-key-file ", what: "the control key")
+                let path = try reader.value(for: opt)
+                let key = try SecretFile.firstLine(of: path, option: "--control-key-file ", what: "the control key")
+                controlKeyFile = [(path, opt.name)]
                 guard let access = ControlAccess(key: key) else {
                     throw UsageError("--control-key-file: a control key needs at least \(ControlAccess.minimumKeyLength) characters (openssl rand -hex 16 makes a good one)")
                 }
@@ -191,7 +194,7 @@ struct RecordCommand {
         try sources.finish(into: &c)
         // Output files must not be the inputs (a device or lavfi graph is not a file).
         let inputFiles = ([c.input].compactMap { $0 } + c.videoSources + c.audioSources).filter { $0.format == nil }.map(\.url)
-        try outputs.finish(inputs: inputFiles)
+        try outputs.finish(inputs: inputFiles, keyFiles: controlKeyFile)
         if let path = cmd.statsPath, path != "-" {
             try outputs.checkSideFile(path, option: "--stats", example: "stats.jsonl")
         }

@@ -311,6 +311,45 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         print("control, live outputs: added at \(added) s, removed at \(removed) s; b \(second.seconds) s, c \(third.seconds) s")
     }
 
+    /// Issue 52, items 1 and 2: an output added with "overwrite" is refused (400, field "output")
+    /// for every file the job reads or writes — its control key, an input, --stats, the segment
+    /// list, its own log, the segment being written and one still to come — and none of them
+    /// changes: the job records on and every segment is its own.
+    func testAnAddedOutputNeverWritesTheJobsOwnFiles() throws {
+        let input = "\(dir)/in.mp4", stats = "\(dir)/st.jsonl", list = "\(dir)/seg.ffconcat", pattern = "\(dir)/seg-%03d.flv"
+        let made = try Tools.run("ffmpeg", ["-v", "error", "-f", "lavfi", "-i", "testsrc2=size=320x240:rate=25", "-f", "lavfi", "-i", "sine",
+                                            "-t", "12", "-c:v", "libx264", "-preset", "ultrafast", "-c:a", "aac", input])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let job = try ServingLivemux(["record", "-q", "-t", "7", "--http", "127.0.0.1:0", "--control-key-file", keyFile, "--video", input,
+                                      "--segment-time", "2", "--segment-list", list, "--stats", stats, "-o", pattern], directory: dir)
+        let port = try port(job)
+        waitForMedia(port, 1)
+        let before = try [keyFile, input].map { try Data(contentsOf: URL(fileURLWithPath: $0)) }
+        for path in [keyFile, input, stats, list, job.logPath, "\(dir)/seg-000.flv", "\(dir)/seg-002.flv", "\(dir)/./seg-003.flv"] {
+            let refused = call(port, "POST", "/api/outputs", body: #"{"output": "\#(path)", "format": "flv", "overwrite": true}"#)
+            XCTAssertEqual(refused.status, 400, "\(path): \(refused.json)")
+            XCTAssertEqual(refused.json["field"] as? String, "output", "\(path): \(refused.json)")
+        }
+        XCTAssertEqual(job.wait(), 0, job.stderr)
+        XCTAssertEqual(try [keyFile, input].map { try Data(contentsOf: URL(fileURLWithPath: $0)) }, before, "the key and the input are as they were")
+        XCTAssertFalse(job.stderr.contains("FLV"), "the log is text: \(job.stderr.prefix(200))")
+        for line in try String(contentsOfFile: stats, encoding: .utf8).split(separator: "\n") {
+            XCTAssertNotNil(try? JSONSerialization.jsonObject(with: Data(line.utf8)), "--stats holds JSON lines only: \(line.prefix(80))")
+        }
+        let listed = try String(contentsOfFile: list, encoding: .utf8)
+        XCTAssertTrue(listed.hasPrefix("ffconcat version 1.0"), listed)
+        var seconds = 0.0
+        for i in 0..<3 {
+            let segment = "\(dir)/seg-00\(i).flv"
+            XCTAssertTrue(listed.contains("seg-00\(i).flv"), listed)
+            XCTAssertEqual(try Tools.decodeErrors(segment), "", segment)
+            let duration = try XCTUnwrap(try Tools.probe(segment).format.seconds, segment)
+            XCTAssertEqual(duration, 2, accuracy: 0.3, "\(segment) holds its own 2 s, nothing else")
+            seconds += duration
+        }
+        XCTAssertEqual(seconds, 6, accuracy: 0.5)
+    }
+
     /// An output added with an encode of its own and removed, then another asking the same: the
     /// first encode stopped with its output, so the second gets a new one, and its video.
     func testAnEncodeWhoseOutputsEndedIsNotJoinedAgain() throws {

@@ -200,6 +200,9 @@ final class ServingLivemux {
 
     var stderr: String { process.stderrFile }
 
+    /// The file its stderr goes to: the job's log.
+    var logPath: String { process.stderrPath! }
+
     /// Asks it to stop gracefully (SIGTERM).
     func stop() { process.signal(SIGTERM) }
 

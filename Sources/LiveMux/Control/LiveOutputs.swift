@@ -105,13 +105,20 @@ final class LiveOutputs: @unchecked Sendable {
             guard case .file(let a) = d, case .file(let b) = spec.destination else { return d == spec.destination }
             return FileIdentity(a) == FileIdentity(b)
         }
+        let claim = spec.destination.filePath.map { ClaimedFile($0, option: Self.addedLabel) }
         let taken = { (s: State) throws in
-            guard let other = s.outputs.first(where: { same($0.spec.destination) }) else { return }
-            guard other.removed else {
-                throw ControlError.badRequest("output", "\(spec.destination.description) is already an output of this job (\(other.id)): give another")
+            if let other = s.outputs.first(where: { same($0.spec.destination) }) {
+                guard other.removed else {
+                    throw ControlError.badRequest("output", "\(spec.destination.description) is already an output of this job (\(other.id)): give another")
+                }
+                if c.statistics.outputState(other.name) == .writing {
+                    throw ControlError.conflict("output", "\(other.id) is still finishing \(spec.destination.description): ask again in a moment")
+                }
             }
-            if c.statistics.outputState(other.name) == .writing {
-                throw ControlError.conflict("output", "\(other.id) is still finishing \(spec.destination.description): ask again in a moment")
+            // The job's own files (inputs, key files, --stats, a segment list, its log) and every
+            // name its segment patterns make are never written over, "overwrite" or not.
+            if let claim, let refusal = (c.outputs.claimedFiles.map(\.renewed) + Self.segmentClaims(s.outputs, c.outputs)).refusal(of: claim) {
+                throw ControlError.badRequest("output", refusal)
             }
         }
         try state.withLock { try taken($0) }
@@ -165,6 +172,19 @@ final class LiveOutputs: @unchecked Sendable {
             s.outputs.append(JobOutput(id: id, spec: spec, session: session, video: video, audio: audio, addedQueue: queue))
             s.nextSession += 1
             return id
+        }
+    }
+
+    /// How an output added live is named where a file claim refuses it.
+    private static let addedLabel = "the added output"
+
+    /// The segment patterns of the job's outputs, each a claim on every name it makes (those it
+    /// wrote and those to come, so also of outputs that ended).
+    private static func segmentClaims(_ outputs: [JobOutput], _ job: Outputs) -> [ClaimedFile] {
+        guard job.segments != nil else { return [] }
+        return outputs.compactMap { o in
+            guard let path = o.spec.destination.filePath, SegmentName(path).isNumbered else { return nil }
+            return ClaimedFile(path, option: o.addedQueue == nil ? "-o" : "output \(o.id)", segmented: true)
         }
     }
 

@@ -13,6 +13,9 @@ public enum Destination: Sendable, Equatable {
         }
     }
 
+    /// The file's path, nil for stdout and URLs.
+    public var filePath: String? { if case .file(let path) = self { path } else { nil } }
+
     public var isNetwork: Bool { if case .network = self { return true } else { return false } }
 
         /// `scheme://…` names a network output; `-` stdout, and anything else a file. The scheme takes

@@ -39,6 +39,11 @@ public struct Outputs: Sendable {
     /// never cut.
     public var segments: SegmentPlan?
 
+    /// The files the job reads or writes besides its outputs (inputs, key files, `--stats`,
+    /// `--segment-list`, a stderr that is a file): an output added while it runs may be none of
+    /// them. The CLI fills it as it checks the command line.
+    public var claimedFiles: [ClaimedFile] = []
+
     public init() {}
 
     /// The option that gives `listen`, for messages about the address: `--http` when only the
