@@ -25,8 +25,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
     /// producers and measures the recording.
     let sessions: [MuxSession]
     private var session: MuxSession { sessions[0] }
-    /// Every output in the order given, for the last line of their fates.
-    private let outputNames: [String]
+    /// Every output in the order given (its key and label), for the last line of their fates.
+    private let outputList: [(key: String, label: String)]
     private let timeline: Timeline
     private var stopSignal: StopSignal { session.stopSignal }
     let statistics: Statistics
@@ -54,7 +54,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
                 report given: @escaping @Sendable (String) -> Void = { _ in }) throws {
         LogLevel.applyChosen()
         try Self.validate(configuration)
-        let config = EncodePlan.promotingCommonEncoding(configuration)
+        let config = EncodePlan.promotingCommonEncoding(configuration.identifyingOutputs())
         let statistics = Statistics()
         self.statistics = statistics
         // Every warning is also kept, for `--stats` and the dashboard.
@@ -131,7 +131,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         let stages = try SourceStages(opened, graphs: graphs, audioFormat: audioFormat, video: video, audio: audio, gains: gains, live: !unpaced,
                                       report: report)
         // The outputs in the order given, before each session names its own.
-        statistics.outputsGiven(config.outputs.destinations.map(\.destination.description))
+        outputList = config.outputs.destinations.map { ($0.id!.description, $0.destination.description) }
+        statistics.outputsGiven(outputList)
         // Live (pipe) ASF gets small packets: a payload waits in the open ASF packet until later
         // ones fill it, so 1400 bytes instead of 3200 cut that wait (docs/latency.md).
         sessions = try outputGroups.indices.map { i in
@@ -142,7 +143,6 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
                                   streamingASFPacketSize: MuxSession.liveASFPacketSize, statistics: statistics, index: i,
                                   adaptive: plan.sessions[i].video.map { plan.videoEncodes[$0].adapts } == true ? adaptive : nil, report: report)
         }
-        outputNames = config.outputs.destinations.map(\.destination.description)
         // Video encodes on a thread of its own, overlapping capture; audio is cheap enough to
         // encode on its capture thread. A live screen or camera is never kept waiting by a slow
         // frame's encode: a grab that waits is taken late, and shows a later instant than its slot.
@@ -168,7 +168,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         let jobSessions = sessions
         let given = config.outputs.destinations.indices.compactMap { i -> JobOutput? in
             guard let k = plan.sessions.firstIndex(where: { $0.destinations.contains(i) }) else { return nil }
-            return JobOutput(id: Self.outputID(i), spec: config.outputs.destinations[i], session: jobSessions[k],
+            return JobOutput(id: OutputID(i), spec: config.outputs.destinations[i], session: jobSessions[k],
                              video: plan.sessions[k].video.map { videoEncodes[$0] }, audio: plan.sessions[k].audio.map { audioEncodes[$0] },
                              addedQueue: nil)
         }
@@ -289,7 +289,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         addedSources.stopAll()
         session.waitForProducers()
         live.close()
-        try MuxSession.finish(sessions + live.addedSessions, outputNames: outputNames + live.added.map(\.name))
+        try MuxSession.finish(sessions + live.addedSessions, outputs: outputList + live.added.map { ($0.key, $0.label) })
     }
 
     /// Warnings given before the job was built (the command line's), kept for `--stats` and the
@@ -311,7 +311,8 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         s.devices = (sources + added.map(\.source)).compactMap { $0.deviceStatus?.snapshot }
         let all = stages.snapshots(opened) + addedSources.snapshots()
         s.sources = all.filter { $0.kind == .video } + all.filter { $0.kind == .audio }
-        s.network = sessions.flatMap(\.networkSnapshots)
+        // Outputs added while the job runs too (issue 52, item 5).
+        s.network = (sessions + live.addedSessions).flatMap(\.networkSnapshots)
         s.videoBitRate = adaptive?.current ?? videoBitRate
         return s
     }

@@ -54,4 +54,11 @@ public struct RecordConfiguration: Sendable {
         return SourceSpec(format: "lavfi", url: "sine=frequency=440:sample_rate=\(a.sampleRate ?? AudioSettings.builtInSampleRate),"
                           + "aformat=sample_fmts=fltp:channel_layouts=\(layout)")
     }
+
+    /// The same, each output with its id (`Outputs.identified`).
+    func identifyingOutputs() -> RecordConfiguration {
+        var c = self
+        c.outputs = c.outputs.identified()
+        return c
+    }
 }

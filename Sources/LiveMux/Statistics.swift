@@ -60,25 +60,26 @@ final class Statistics: Sendable {
     func countDuplicated(_ s: StreamKind) { updateStream(s) { $0.duplicated += 1 } }
     func countTimestampRepair(_ s: StreamKind) { updateStream(s) { $0.timestampRepairs += 1 } }
     func recordLatency(_ microseconds: Int64) { updateOutputs { $0.latency.add(microseconds) } }
-    /// Outputs by name, in the order given; each is `writing` until it finishes or fails. A name
-    /// already known keeps its place (a recording's sessions each give theirs after the whole list;
-    /// a file removed live may be added again, and is writing again).
-    func outputsGiven(_ names: [String]) {
+    /// Outputs by key (an output's id, `o0`; a caller's own sink by its name) and the label each
+    /// is shown by, in the order given; each is `writing` until it finishes or fails. A key
+    /// already known keeps its place (a recording's sessions each give theirs after the whole list).
+    func outputsGiven(_ outputs: [(key: String, label: String)]) {
         updateOutputs { s in
-            for name in names {
-                if s.outputStates[name] == nil { s.outputNames.append(name) }
-                s.outputStates[name] = .writing
+            for (key, label) in outputs {
+                if s.outputStates[key] == nil { s.outputKeys.append(key) }
+                s.outputStates[key] = .writing
+                s.outputLabels[key] = label
             }
         }
     }
-    /// What became of output `name` so far; nil when no output has that name.
-    func outputState(_ name: String) -> OutputState? { outputs.withLock { $0.outputStates[name] } }
-    func outputStopped(_ name: String, reason: String) { updateOutputs { $0.outputStates[name] = .failed(reason) } }
+    /// What became of output `key` so far; nil when no output has that key.
+    func outputState(_ key: String) -> OutputState? { outputs.withLock { $0.outputStates[key] } }
+    func outputStopped(_ key: String, reason: String) { updateOutputs { $0.outputStates[key] = .failed(reason) } }
     /// Its trailer went out and its sink closed; a failure said before stays.
-    func outputFinished(_ name: String) {
-        updateOutputs { s in if s.outputStates[name]?.isFailed != true { s.outputStates[name] = .finished } }
+    func outputFinished(_ key: String) {
+        updateOutputs { s in if s.outputStates[key]?.isFailed != true { s.outputStates[key] = .finished } }
     }
-    func outputWrote(_ name: String, bytes: Int) { updateOutputs { $0.outputBytes[name, default: 0] += Int64(bytes) } }
+    func outputWrote(_ key: String, bytes: Int) { updateOutputs { $0.outputBytes[key, default: 0] += Int64(bytes) } }
     func segmentClosed(_ record: SegmentRecord) { updateOutputs { $0.segments.append(record) } }
     func muxed(mediaTime: Double, bytes: Int) {
         updateOutputs {

@@ -70,7 +70,7 @@ final class ProgressLine: @unchecked Sendable {
     /// ` out2=failed` for each output that failed while the others go on, numbered in the order
     /// given from 1 (the error line at the end names each with its fate).
     static func failedOutputs(_ s: StatisticsSnapshot) -> String {
-        s.outputNames.enumerated().map { i, name in s.outputStates[name]?.isFailed == true ? " out\(i + 1)=failed" : "" }.joined()
+        s.outputKeys.enumerated().map { i, key in s.outputStates[key]?.isFailed == true ? " out\(i + 1)=failed" : "" }.joined()
     }
 
     static func format(_ s: StatisticsSnapshot) -> String {

@@ -406,6 +406,75 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         XCTAssertEqual(try startsClean(file).frames, 270)
     }
 
+    /// Two pushes to one nginx-rtmp application with two keys (a restream to two channels: one
+    /// masked name) and a third added live are three outputs everywhere (issue 49, item 1): the
+    /// second removed ends the second alone (it ended the first before), each has its own state
+    /// and bytes in GET /api and --stats, the added one starts at its own bytes, and /stats lists
+    /// every push's link by its id.
+    func testTwoPushesWithOneMaskedNameAreTwoOutputs() throws {
+        try XCTSkipUnless(RTMPServer.isAvailable, "nginx with libnginx-mod-rtmp missing: run scripts/setup --test")
+        let server = try RTMPServer(directory: dir, name: "nginx")
+        try server.start()
+        defer { server.stop() }
+        let (file, stats, url) = ("\(dir)/a.flv", "\(dir)/st.jsonl", "rtmp://127.0.0.1:\(server.port)/live/")
+        let job = try ServingLivemux(["record", "-q", "-t", "8", "--http", "127.0.0.1:0", "--control-key-file", keyFile, "--stats", stats,
+                                      "--size", "320x240", "-o", file, "-o", url + "keya", "-o", url + "keyb"], directory: dir)
+        let port = try port(job)
+        let outputs = { () -> [String: [String: Any]] in
+            let list = self.call(port, "GET", "/api").json["outputs"] as? [[String: Any]] ?? []
+            return Dictionary(uniqueKeysWithValues: list.map { ($0["id"] as? String ?? "", $0) })
+        }
+        waitForMedia(port, 2)
+        let added = call(port, "POST", "/api/outputs", body: #"{"output": "\#(url)keyc"}"#)
+        XCTAssertEqual(added.status, 201, "\(added.json)")
+        XCTAssertEqual(added.json["id"] as? String, "o3")
+        XCTAssertLessThan(added.json["bytes"] as? Int ?? .max, 20_000, "its own bytes at birth, not another's: \(added.json)")
+        // The three pushes share a name, and /stats has each one's link by its id.
+        var links: [String] = []
+        waitUntil(deadline: 3) {
+            let reply = Network.get(port: port, "/stats")
+            let page = reply.range(of: "\r\n\r\n").flatMap { try? JSONSerialization.jsonObject(with: Data(reply[$0.upperBound...].utf8)) } as? [String: Any]
+            links = ((page?["network"] as? [[String: Any]]) ?? []).compactMap { $0["id"] as? String }
+            return links == ["o1", "o2", "o3"]
+        }
+        XCTAssertEqual(links, ["o1", "o2", "o3"], "/stats network")
+        waitForMedia(port, 4)
+        XCTAssertEqual(call(port, "DELETE", "/api/outputs/o2").status, 200)
+        var states = ""
+        waitUntil(deadline: 3) {
+            let o = outputs()
+            states = ["o1", "o2", "o3"].map { o[$0]?["state"] as? String ?? "?" }.joined(separator: " ")
+            return states == "writing finished writing"
+        }
+        XCTAssertEqual(states, "writing finished writing", "o2 alone ended")
+        let removed = outputs()["o2"]?["bytes"] as? Int ?? 0
+        waitForMedia(port, 6)
+        let later = outputs()
+        XCTAssertEqual(later["o2"]?["bytes"] as? Int, removed, "o2's bytes stopped with it")
+        XCTAssertGreaterThan(later["o1"]?["bytes"] as? Int ?? 0, removed, "o1 writes on, its own bytes")
+        XCTAssertEqual(job.wait(), 0, job.stderr)
+        server.stop()
+        let final = try XCTUnwrap(try TimingTests.statsLines(stats).last)
+        let listed = try XCTUnwrap(final["outputs"] as? [[String: Any]])
+        XCTAssertEqual(listed.map { $0["id"] as? String ?? "" }, ["o0", "o1", "o2", "o3"])
+        XCTAssertEqual(listed.map { $0["state"] as? String ?? "" }, ["finished", "finished", "finished", "finished"])
+        let bytes = listed.map { $0["bytes"] as? Int ?? 0 }
+        XCTAssertEqual(Set(listed.dropFirst().map { $0["name"] as? String ?? "" }), ["\(url)****"], "one label")
+        XCTAssertGreaterThan(bytes[1], bytes[2], "o1 ran 8 s, o2 4 s: \(bytes)")
+        XCTAssertGreaterThan(bytes[1], bytes[3], "o3 ran from 2 s: \(bytes)")
+        XCTAssertEqual(Set((final["output_states"] as? [String: String] ?? [:]).keys),
+                       [file, "\(url)**** (o1)", "\(url)**** (o2)", "\(url)**** (o3)"])
+        // The server's recordings: each key's own, for as long as that output ran.
+        let recordings = try server.recordedFiles()
+        let seconds = { (key: String) throws -> Double in
+            let path = try XCTUnwrap(recordings.first { URL(fileURLWithPath: $0).lastPathComponent.hasPrefix(key + "-") }, "\(key): \(recordings)")
+            return try self.startsClean(path).seconds
+        }
+        XCTAssertEqual(try seconds("keya"), 8, accuracy: 0.5, "keya stayed on the air")
+        XCTAssertEqual(try seconds("keyb"), 4, accuracy: 0.6, "keyb to its removal")
+        XCTAssertEqual(try seconds("keyc"), 6, accuracy: 0.6, "keyc from its addition")
+    }
+
     /// A push asked to reconnect closes its connection and publishes again at once, from a
     /// keyframe: the server records two publishes, both decode clean, and the job ends with exit 0.
     /// A file has no connection (409).

@@ -7,11 +7,11 @@ import XCTest
 final class ProgressLineTests: XCTestCase {
     func testFailedOutputsAreNamedByTheirPlace() {
         var s = StatisticsSnapshot()
-        s.outputNames = ["a.flv", "fifo", "rtmp://h/app/****"]
-        s.outputStates = ["a.flv": .finished, "fifo": .failed("fifo was closed by its reader"), "rtmp://h/app/****": .writing]
+        s.outputKeys = ["o0", "o1", "o2"]
+        s.outputStates = ["o0": .finished, "o1": .failed("fifo was closed by its reader"), "o2": .writing]
         XCTAssertTrue(ProgressLine.format(s).hasSuffix(" latency99=0ms out2=failed"), ProgressLine.format(s))
         XCTAssertTrue(ProgressLine.formatRemux(s).hasSuffix(" dropped=0 out2=failed"), ProgressLine.formatRemux(s))
-        s.outputStates["fifo"] = .writing
+        s.outputStates["o1"] = .writing
         XCTAssertFalse(ProgressLine.format(s).contains("out"), ProgressLine.format(s))
     }
 

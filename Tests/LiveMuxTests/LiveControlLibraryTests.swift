@@ -67,7 +67,8 @@ final class LiveControlLibraryTests: XCTestCase {
         try pipeline.wait()
         let changes = pipeline.statisticsSnapshot.changes.map { "\($0.target) \($0.setting)" }
         XCTAssertEqual(changes, ["a1 mute", "a0 volume", "o1 vbitrate", "o2 added", "o2 removed", "a2 added", "a2 volume", "v1 added", "a2 removed"])
-        XCTAssertEqual(pipeline.statisticsSnapshot.outputStates[path + ".3.flv"], .finished)
+        XCTAssertEqual(pipeline.statisticsSnapshot.outputStates["o2"], .finished)
+        XCTAssertEqual(pipeline.statisticsSnapshot.outputLabels["o2"], path + ".3.flv")
         XCTAssertGreaterThan(try FileManager.default.attributesOfItem(atPath: path + ".3.flv")[.size] as? Int ?? 0, 10_000)
     }
 

@@ -76,12 +76,13 @@ final class MuxSessionGraphTests: TemporaryDirectoryTestCase {
         let file = "\(dir)/a.asf"
         let s = try session([(.file("/dev/full"), .flv), (.file(file), .asf)])
         XCTAssertEqual(graph(s), ["flv stream: /dev/full", "asf file: a.asf"])
-        XCTAssertEqual(s.statistics.snapshot.outputStates, ["/dev/full": .writing, file: .writing])
+        XCTAssertEqual(s.statistics.snapshot.outputStates, ["o0": .writing, "o1": .writing])
         XCTAssertNotNil(try run(s), "1 of 2 outputs failed")
         let after = s.statistics.snapshot
-        XCTAssertEqual(after.outputNames, ["/dev/full", file])
-        XCTAssertEqual(after.outputStates[file], .finished)
-        XCTAssertEqual(after.outputStates["/dev/full"], .failed("cannot write to /dev/full: the disk is full (free some space or record to another disk)"))
+        XCTAssertEqual(after.outputKeys, ["o0", "o1"])
+        XCTAssertEqual(after.outputLabels, ["o0": "/dev/full", "o1": file])
+        XCTAssertEqual(after.outputStates["o1"], .finished)
+        XCTAssertEqual(after.outputStates["o0"], .failed("cannot write to /dev/full: the disk is full (free some space or record to another disk)"))
         XCTAssertEqual(after.mediaTime, 1, accuracy: 0.05, "measured on a.asf")
         XCTAssertGreaterThan(after.bytesOut, 0, "a.asf's media bytes")
     }

@@ -100,7 +100,7 @@ final class ReconnectTests: XCTestCase {
     func testGivesUpAfterThePolicysAttemptsCountedFromTheFirstFailure() throws {
         let port = try Port(), reports = Reports()
         let url = "tcp://127.0.0.1:\(port.number)"
-        let sink = NetworkSink(url: url, policy: ReconnectPolicy(firstDelay: 0.01, maxDelay: 0.02, attempts: 3), queueLimit: 16,
+        let sink = NetworkSink(url: url, id: OutputID(0), policy: ReconnectPolicy(firstDelay: 0.01, maxDelay: 0.02, attempts: 3), queueLimit: 16,
                                report: { reports.append($0) }, countDropped: { _ in })
         try sink.write(Chunk(kind: .header, bytes: Array("header".utf8)))
         sink.start()
@@ -113,7 +113,7 @@ final class ReconnectTests: XCTestCase {
 
     func testNoAttemptsGivesUpAtTheFirstFailure() throws {
         let port = try Port(), reports = Reports()
-        let sink = NetworkSink(url: "tcp://127.0.0.1:\(port.number)", policy: ReconnectPolicy(firstDelay: 0.01, maxDelay: 0.01, attempts: 0),
+        let sink = NetworkSink(url: "tcp://127.0.0.1:\(port.number)", id: OutputID(0), policy: ReconnectPolicy(firstDelay: 0.01, maxDelay: 0.01, attempts: 0),
                                queueLimit: 16, report: { reports.append($0) }, countDropped: { _ in })
         try sink.write(Chunk(kind: .header, bytes: [1]))
         sink.start()
@@ -129,7 +129,7 @@ final class ReconnectTests: XCTestCase {
     func testAConnectionMadeAgainStartsWithTheHeaderAtTheNewestKeyframe() throws {
         let port = try Port(), reports = Reports(), dropped = Dropped()
         let url = "tcp://127.0.0.1:\(port.number)"
-        let sink = NetworkSink(url: url, policy: ReconnectPolicy(firstDelay: 0.3, maxDelay: 0.3, attempts: 20), queueLimit: 64,
+        let sink = NetworkSink(url: url, id: OutputID(0), policy: ReconnectPolicy(firstDelay: 0.3, maxDelay: 0.3, attempts: 20), queueLimit: 64,
                                report: { reports.append($0) }, countDropped: { dropped.add($0) })
         // Queued before the writer starts, so all of it waits for the first connection.
         try sink.write(Chunk(kind: .header, bytes: Array("H|".utf8)))

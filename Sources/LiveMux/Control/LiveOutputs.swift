@@ -73,8 +73,8 @@ final class LiveOutputs: @unchecked Sendable {
     /// Output `id`, else a `ControlError` that lists the outputs.
     func output(_ id: String) throws -> JobOutput {
         let outputs = all
-        guard let output = outputs.first(where: { $0.id == id }) else {
-            throw ControlError.notFound("no output \(id): the outputs are \(outputs.map(\.id).joined(separator: ", "))")
+        guard let output = outputs.first(where: { $0.key == id }) else {
+            throw ControlError.notFound("no output \(id): the outputs are \(outputs.map(\.key).joined(separator: ", "))")
         }
         return output
     }
@@ -82,7 +82,7 @@ final class LiveOutputs: @unchecked Sendable {
     /// Who else takes `output`'s video encode (other outputs still writing, the live viewers).
     func sharingVideo(with output: JobOutput) -> [String] {
         guard let lane = output.video?.lane else { return [] }
-        let others = all.filter { $0.id != output.id && !$0.removed && $0.video?.lane === lane }.map(\.id)
+        let others = all.filter { $0.id != output.id && !$0.removed && $0.video?.lane === lane }.map(\.key)
         return others + (viewersVideo === lane ? ["the live viewers"] : [])
     }
 
@@ -111,7 +111,7 @@ final class LiveOutputs: @unchecked Sendable {
                 guard other.removed else {
                     throw ControlError.badRequest("output", "\(spec.destination.description) is already an output of this job (\(other.id)): give another")
                 }
-                if c.statistics.outputState(other.name) == .writing {
+                if c.statistics.outputState(other.key) == .writing {
                     throw ControlError.conflict("output", "\(other.id) is still finishing \(spec.destination.description): ask again in a moment")
                 }
             }
@@ -135,6 +135,8 @@ final class LiveOutputs: @unchecked Sendable {
             guard !s.closed else { throw ControlError.conflict(nil, "the job is stopping: no output can be added") }
             // Again under the lock that registers it: two requests for one file may race.
             try taken(s)
+            let id = OutputID(s.outputs.count)
+            outputs.destinations[0].id = id
             let video = try c.video.map { try Self.videoEncode(spec.encoding.applied(to: $0), in: s, c) }
             let audio = try c.audio.map { try Self.audioEncode(spec.encoding.applied(to: $0), in: s, c) }
             let kinds = [video.map { _ in StreamKind.video }, audio.map { _ in StreamKind.audio }].compactMap { $0 }
@@ -168,10 +170,9 @@ final class LiveOutputs: @unchecked Sendable {
                 s.audio.append(audio)
                 c.audioEncoder?.add(audio.lane)
             }
-            let id = Pipeline.outputID(s.outputs.count)
-            s.outputs.append(JobOutput(id: id, spec: spec, session: session, video: video, audio: audio, addedQueue: queue))
+            s.outputs.append(JobOutput(id: id, spec: outputs.destinations[0], session: session, video: video, audio: audio, addedQueue: queue))
             s.nextSession += 1
-            return id
+            return id.description
         }
     }
 
@@ -192,9 +193,9 @@ final class LiveOutputs: @unchecked Sendable {
     /// The last one is refused (a job with no output left would end), as is a file whose muxer
     /// other files share.
     func remove(_ id: String) throws {
-        let known = all.map(\.id)
+        let known = all.map(\.key)
         let output: JobOutput = try state.withLock { s in
-            guard let i = s.outputs.firstIndex(where: { $0.id == id }) else {
+            guard let i = s.outputs.firstIndex(where: { $0.key == id }) else {
                 throw ControlError.notFound("no output \(id): the outputs are \(known.joined(separator: ", "))")
             }
             let output = s.outputs[i]
@@ -202,7 +203,7 @@ final class LiveOutputs: @unchecked Sendable {
             if s.outputs.filter({ !$0.removed }).count <= 1 && !servesViewers {
                 throw ControlError.conflict(nil, "\(id) is the job's last output: add another first, or stop the job to end it")
             }
-            if let problem = output.session.removalProblem(output.name) { throw ControlError.conflict(nil, "\(id) cannot end alone: \(problem)") }
+            if let problem = output.session.removalProblem(output.id) { throw ControlError.conflict(nil, "\(id) cannot end alone: \(problem)") }
             s.outputs[i].removed = true
             return output
         }
@@ -212,7 +213,7 @@ final class LiveOutputs: @unchecked Sendable {
             output.video?.lane.tee.leave(queue)
             output.audio?.lane.tee.leave(queue)
         } else {
-            output.session.removeOutput(named: output.name)
+            output.session.removeOutput(output.id)
         }
     }
 

@@ -82,8 +82,8 @@ extension Pipeline: JobControl {
             settings["adapts"] = video.adapts
         }
         if let audio = output.audio { settings["abitrate"] = audio.settings.bitRate }
-        return ["id": output.id, "target": output.name, "format": output.spec.format.rawValue,
-                "state": (s.outputStates[output.name] ?? .writing).description, "bytes": s.outputBytes[output.name] ?? 0, "settings": settings]
+        return ["id": output.key, "target": output.label, "format": output.spec.format.rawValue,
+                "state": (s.outputStates[output.key] ?? .writing).description, "bytes": s.outputBytes[output.key] ?? 0, "settings": settings]
     }
 
     /// A new output, as `-o` would make it, from its next keyframe; its description.
@@ -183,11 +183,8 @@ extension Pipeline: JobControl {
     public func reconnectOutput(_ id: String) throws {
         let output = try live.output(id)
         guard output.spec.destination.isNetwork else { throw ControlError.conflict(nil, "\(id) is not a URL output: it has no connection") }
-        guard !output.removed, let connected = output.session.reconnect(named: output.name) else { throw ControlError.conflict(nil, "\(id) has ended") }
+        guard !output.removed, let connected = output.session.reconnect(output.id) else { throw ControlError.conflict(nil, "\(id) has ended") }
         guard connected else { throw ControlError.conflict(nil, "\(id) is not connected now: it reconnects by itself (GET /api shows its state)") }
         statistics.changed(id, "reconnect", .none)
     }
-
-    /// Outputs are named by their place among the `-o` given: o0, o1 …
-    static func outputID(_ index: Int) -> String { "o\(index)" }
 }

@@ -9,6 +9,9 @@ struct MuxRoute {
     let segmented: Bool
     /// Every destination this writer feeds; a sink that fails or is removed leaves the list.
     var sinks: [ChunkSink] = []
+    /// The key of each output's sink in the statistics (its id, `o0`); a sink not here (a viewers'
+    /// hub, a caller's own) goes by its name.
+    private var keys: [ObjectIdentifier: String] = [:]
     /// Made once the session knows its streams (`MuxSession.start(streams:)` when not at `init`);
     /// a segmented route's is replaced at each cut.
     var writer: ContainerWriter!
@@ -19,6 +22,18 @@ struct MuxRoute {
     /// Bytes delivered since the statistics last heard of them (mux thread only): every sink still
     /// here took each of them (one that fails is dropped, with its count, before this grows).
     var unreported = 0
+
+    /// Adds output `id`'s sink.
+    mutating func add(_ sink: ChunkSink, id: OutputID) {
+        sinks.append(sink)
+        keys[ObjectIdentifier(sink)] = id.description
+    }
+
+    /// The key `sink`'s figures are kept by in the statistics.
+    func key(of sink: ChunkSink) -> String { keys[ObjectIdentifier(sink)] ?? sink.name }
+
+    /// The sink of the output with statistics key `key`, while it is here.
+    func sink(keyed key: String) -> ChunkSink? { sinks.first { self.key(of: $0) == key } }
 
     init(_ plan: OutputGraph.Writer) {
         format = plan.format

@@ -41,9 +41,10 @@ final class MuxSession: @unchecked Sendable {
     private var networkSinks: [NetworkSink] = []  // set in init, then read only
     /// The live viewers' hubs, one per container, when the session serves (`listen`).
     private let hubs: [StreamHub]
-    /// The outputs in the order the user gave them (then the caller's sinks), for the final line
-    /// of their fates; viewers are not outputs that fail.
-    private let outputNames: [String]
+    /// The outputs in the order the user gave them (then the caller's sinks), each by its key in
+    /// the statistics and its label, for the final line of their fates; viewers are not outputs
+    /// that fail.
+    private let outputList: [(key: String, label: String)]
     private var muxThread: MuxThread?
 
     /// The outputs must have been validated (`Outputs.validate`).
@@ -95,8 +96,10 @@ final class MuxSession: @unchecked Sendable {
                                  startsAtFirstPacket: startsAtFirstPacket)
         }
         self.routes = routes
-        outputNames = outputs.destinations.map(\.destination.description) + (extraRoute?.sinks.map(\.name) ?? [])
-        statistics.outputsGiven(outputNames)
+        let ids = outputs.destinations.indices.map { outputs.destinations[$0].id ?? OutputID($0) }
+        outputList = zip(ids, outputs.destinations).map { ($0.description, $1.destination.description) }
+            + (extraRoute?.sinks.map { ($0.name, $0.name) } ?? [])
+        statistics.outputsGiven(outputList)
         server = try outputs.listen.map { address in
             try HTTPServer(address: address, option: outputs.addressOption, routes: Dictionary(uniqueKeysWithValues: hubs.map { ($0.name, $0) }),
                            hls: playlist, maxViewers: outputs.maxViewers, access: outputs.viewerAccess,
@@ -116,21 +119,21 @@ final class MuxSession: @unchecked Sendable {
                         plan.onClosed?(record)
                     }, deletedEarly: { plan.onDeletedEarly?($0) }, warn: report)
                     let sink = try SegmentFileSink(pattern: path, overwrite: outputs.overwriteFiles, policy: plan.policy, events: events)
-                    self.routes[i].sinks.append(sink)
+                    self.routes[i].add(sink, id: ids[d])
                     self.routes[i].segmentSink = sink
                 case .file(let path):
                     // A pipe or FIFO by name is live like stdout: each chunk goes out at once.
                     let buffer = writer.seekable ? FileSink.defaultBufferLimit : 0
-                    self.routes[i].sinks.append(try FileSink(path: path, overwrite: outputs.overwriteFiles, bufferLimit: buffer))
-                case .standardOutput: self.routes[i].sinks.append(StandardOutputSink())
+                    self.routes[i].add(try FileSink(path: path, overwrite: outputs.overwriteFiles, bufferLimit: buffer), id: ids[d])
+                case .standardOutput: self.routes[i].add(StandardOutputSink(), id: ids[d])
                 case .network(let url):
                     // The first URL output given is the primary: the video bit rate follows its link.
                     let tuning = NetworkSink.Tuning(maxLatency: outputs.maxLatency, sendBufferBytes: outputs.sendBufferBytes,
                                                     adaptive: d == primaryURL ? adaptive : nil)
-                    let sink = NetworkSink(url: url, policy: outputs.reconnect, queueLimit: outputs.queueCapacity, tuning: tuning,
+                    let sink = NetworkSink(url: url, id: ids[d], policy: outputs.reconnect, queueLimit: outputs.queueCapacity, tuning: tuning,
                                            tls: outputs.tls, report: report, countDropped: countDropped)
                     networkSinks.append((d, sink))
-                    self.routes[i].sinks.append(sink)
+                    self.routes[i].add(sink, id: ids[d])
                 }
             }
         }
@@ -179,7 +182,7 @@ final class MuxSession: @unchecked Sendable {
         for r in routes { r.segmenter?.sink = r.segmentSink }
         let thread = MuxThread(routes: routes, queue: queue,
                                statistics: statistics, session: index, recycle: recycle,
-                               outputNames: outputNames, report: report)
+                               outputs: outputList, report: report)
         muxThread = thread
         networkSinks.forEach { $0.start() }
         muxWorker = WorkerThread.spawn("livemux-mux") { thread.run() }
@@ -205,21 +208,21 @@ final class MuxSession: @unchecked Sendable {
         server?.dashboard.attach(statistics: statistics, frames: frames)
     }
 
-    /// Why output `name` cannot end alone while the others go on, else nil: files of one
+    /// Why output `id` cannot end alone while the others go on, else nil: files of one
     /// container share one muxer, whose trailer seeks back into each of them.
-    func removalProblem(_ name: String) -> String? {
-        guard let route = routes.first(where: { $0.sinks.contains { $0.name == name } }) else { return "it is not an output of this job" }
-        let others = route.sinks.map(\.name).filter { $0 != name }
+    func removalProblem(_ id: OutputID) -> String? {
+        guard let route = routes.first(where: { $0.sink(keyed: id.description) != nil }) else { return "it is not an output of this job" }
+        let others = route.sinks.filter { route.key(of: $0) != id.description }.map(\.name)
         guard route.seekable, !others.isEmpty else { return nil }
         return "it shares its muxer with \(others.joined(separator: ", ")), whose trailer completes both files"
     }
 
-    /// Asks URL output `name` for a new connection; nil when it is not one of this session's URL
+    /// Asks URL output `id` for a new connection; nil when it is not one of this session's URL
     /// outputs, false when it is not connected now.
-    func reconnect(named name: String) -> Bool? { networkSinks.first { $0.name == name }.map { $0.reconnect() } }
+    func reconnect(_ id: OutputID) -> Bool? { networkSinks.first { $0.id == id }.map { $0.reconnect() } }
 
-    /// Ends output `name` from the mux thread's next batch: its trailer, then its sink closed.
-    func removeOutput(named name: String) { muxThread?.remove(sinkNamed: name) }
+    /// Ends output `id` from the mux thread's next batch: its trailer, then its sink closed.
+    func removeOutput(_ id: OutputID) { muxThread?.remove(output: id.description) }
 
     /// Lets the control API, when the session serves it, change `job`.
     func attachControl(_ job: any JobControl) { server?.controlAPI?.attach(job) }
@@ -258,8 +261,8 @@ final class MuxSession: @unchecked Sendable {
     /// `finish` for sessions that share producers (a recording whose URL outputs have an encode
     /// of their own): a producer's failure, else a muxer's, else — when every output of every
     /// session stopped — the first session's reason; when only some stopped, one line with every
-    /// output's fate (`outputNames`: in the order the user gave them; default: by session).
-    static func finish(_ sessions: [MuxSession], outputNames: [String]? = nil) throws {
+    /// output's fate (`outputs`: keys and labels in the order the user gave them; default: by session).
+    static func finish(_ sessions: [MuxSession], outputs: [(key: String, label: String)]? = nil) throws {
         for session in sessions {
             session.muxWorker?.join()
             if session.isStarted { session.server?.stop() }
@@ -272,8 +275,8 @@ final class MuxSession: @unchecked Sendable {
         if !threads.isEmpty, threads.allSatisfy(\.lostEveryOutput), let failure = threads[0].failure { throw failure }
         let stopped = threads.reduce(into: [String: String]()) { $0.merge($1.stoppedOutputs) { first, _ in first } }
         guard !stopped.isEmpty else { return }
-        let names = outputNames ?? threads.flatMap(\.outputNames)
-        let fates = names.map { name in stopped[name].map { "\(name) stopped: \($0)" } ?? "\(name) complete" }
-        throw LiveMuxError.output("\(stopped.count) of \(names.count) outputs failed: \(fates.joined(separator: "; "))")
+        let all = outputs ?? threads.flatMap(\.outputs)
+        let fates = all.map { o in stopped[o.key].map { "\(o.label) stopped: \($0)" } ?? "\(o.label) complete" }
+        throw LiveMuxError.output("\(stopped.count) of \(all.count) outputs failed: \(fates.joined(separator: "; "))")
     }
 }

@@ -28,13 +28,14 @@ final class MuxThread: @unchecked Sendable {
 
     /// Where written packets go back to their reader (`livemux mux`); nil: they are freed here.
     private let recycle: PacketPool?
-    /// Every output's name (HTTP viewers' hubs aside), and why each one that stopped did.
-    let outputNames: [String]
+    /// Every output's key and label (HTTP viewers' hubs aside), and why each one that stopped
+    /// did, by key.
+    let outputs: [(key: String, label: String)]
     private(set) var stoppedOutputs: [String: String] = [:]
     /// 0; 1 for a second session's thread (URL outputs with an encode of their own): its last
     /// output stopping is said as a stop, since the first session's outputs go on.
     private let session: Int
-    /// Outputs the control API removes, by sink name, taken between batches.
+    /// Outputs the control API removes, by key, taken between batches.
     private let removals = Locked([String]())
     /// Threads closing removed sinks (a push may take seconds to flush), joined at the end.
     @exclusivity(unchecked) private var closing: [WorkerThread] = []
@@ -46,14 +47,14 @@ final class MuxThread: @unchecked Sendable {
     /// told once a batch, not once a packet (a lock round and a hashed name each).
     @exclusivity(unchecked) private var unreportedMux: (mediaTime: Double, bytes: Int)?
 
-    /// - Parameter outputNames: the outputs in the order the user gave them.
+    /// - Parameter outputs: the outputs in the order the user gave them.
     init(routes: [MuxRoute], queue: MuxQueue, statistics: Statistics, session: Int = 0, recycle: PacketPool? = nil,
-         outputNames: [String], report: @escaping @Sendable (String) -> Void) {
+         outputs: [(key: String, label: String)], report: @escaping @Sendable (String) -> Void) {
         self.routes = routes
         self.session = session
         measuring = statistics.measures(session)
         self.recycle = recycle
-        self.outputNames = outputNames
+        self.outputs = outputs
         latency = DeliveryLatency(format: routes.first?.writer.format ?? .flv)
         self.queue = queue
         self.statistics = statistics
@@ -89,7 +90,7 @@ final class MuxThread: @unchecked Sendable {
             for sink in routes[i].sinks {
                 do {
                     try sink.close()
-                    statistics.outputFinished(sink.name)
+                    statistics.outputFinished(routes[i].key(of: sink))
                 } catch {
                     dropSink(sink, of: i, error)
                 }
@@ -99,29 +100,28 @@ final class MuxThread: @unchecked Sendable {
         closing.forEach { $0.join() }
     }
 
-    /// Ends output `name` from the next batch on (any thread): the last sink of its writer gets the
-    /// trailer first, so a file is complete; a stream's other sinks go on.
-    func remove(sinkNamed name: String) { removals.withLock { $0.append(name) } }
+    /// Ends the output with key `key` from the next batch on (any thread): the last sink of its
+    /// writer gets the trailer first, so a file is complete; a stream's other sinks go on.
+    func remove(output key: String) { removals.withLock { $0.append(key) } }
 
     private func applyRemovals() {
-        let names = removals.withLock { r in
+        let keys = removals.withLock { r in
             defer { r = [] }
             return r
         }
-        for name in names {
-            guard let i = routes.indices.first(where: { routes[$0].sinks.contains { $0.name == name } }),
-                  let sink = routes[i].sinks.first(where: { $0.name == name }) else { continue }
+        for key in keys {
+            guard let i = routes.indices.first(where: { routes[$0].sink(keyed: key) != nil }), let sink = routes[i].sink(keyed: key) else { continue }
             if routes[i].sinks.count == 1 {
                 do { deliver(try routes[i].writer.trailer(), to: i) } catch { fail(error) }
             }
-            if routes[i].unreported > 0 { statistics.outputWrote(name, bytes: routes[i].unreported) }
+            if routes[i].unreported > 0 { statistics.outputWrote(key, bytes: routes[i].unreported) }
             routes[i].sinks.removeAll { $0 === sink }
             closing.append(WorkerThread.spawn("livemux-close") { [statistics] in
                 do {
                     try sink.close()
-                    statistics.outputFinished(sink.name)
+                    statistics.outputFinished(key)
                 } catch {
-                    statistics.outputStopped(sink.name, reason: ExplainedError.describe(error).message)
+                    statistics.outputStopped(key, reason: ExplainedError.describe(error).message)
                 }
             })
             retired(i)
@@ -149,7 +149,7 @@ final class MuxThread: @unchecked Sendable {
             unreportedMux = nil
         }
         for i in routes.indices where routes[i].unreported > 0 {
-            for sink in routes[i].sinks { statistics.outputWrote(sink.name, bytes: routes[i].unreported) }
+            for sink in routes[i].sinks { statistics.outputWrote(routes[i].key(of: sink), bytes: routes[i].unreported) }
             routes[i].unreported = 0
         }
     }
@@ -201,13 +201,14 @@ final class MuxThread: @unchecked Sendable {
     }
 
     private func dropSink(_ sink: ChunkSink, of i: Int, _ error: Error) {
-        if routes[i].unreported > 0 { statistics.outputWrote(sink.name, bytes: routes[i].unreported) }
+        let key = routes[i].key(of: sink)
+        if routes[i].unreported > 0 { statistics.outputWrote(key, bytes: routes[i].unreported) }
         routes[i].sinks.removeAll { $0 === sink }
         var reason = ExplainedError.describe(error).message
         // Network sinks' errors start with their (masked) name: say it once.
         if reason.hasPrefix(sink.name + ": ") { reason.removeFirst(sink.name.count + 2) }
-        stoppedOutputs[sink.name] = reason
-        statistics.outputStopped(sink.name, reason: reason)
+        stoppedOutputs[key] = reason
+        statistics.outputStopped(key, reason: reason)
         retired(i)
         let lastOne = routes.allSatisfy { $0.sinks.isEmpty }
         if !lastOne || session > 0 { report("output \(sink.name) stopped: \(reason)") }

@@ -46,6 +46,13 @@ public struct Outputs: Sendable {
 
     public init() {}
 
+    /// These outputs, each with its id: those without one are numbered by their place (o0, o1 …).
+    func identified() -> Outputs {
+        var o = self
+        for i in o.destinations.indices where o.destinations[i].id == nil { o.destinations[i].id = OutputID(i) }
+        return o
+    }
+
     /// The option that gives `listen`, for messages about the address: `--http` when only the
     /// dashboard is served.
     var addressOption: String { servesViewers ? "--listen" : "--http" }

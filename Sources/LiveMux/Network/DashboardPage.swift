@@ -238,12 +238,18 @@ enum DashboardPage {
       });
     }
 
-    function seriesByName(list, field) {
-      const names = [...new Set(history.flatMap(s => (s[list] || []).map(o => o.name)))];
-      return names.map(name => ({
-        label: name.length > 18 ? "…" + name.slice(-17) : name,
-        values: history.map(s => { const o = (s[list] || []).find(o => o.name === name); return o ? o[field] : null; })
-      }));
+    // One series per output, by its id: two pushes with one masked name are two lines.
+    function seriesByOutput(list, field) {
+      const key = o => o.id || o.name;
+      const keys = [...new Set(history.flatMap(s => (s[list] || []).map(key)))];
+      return keys.map(k => {
+        const last = history.flatMap(s => (s[list] || []).filter(o => key(o) === k)).pop();
+        const name = (last.id ? last.id + " " : "") + last.name;
+        return {
+          label: name.length > 18 ? "…" + name.slice(-17) : name,
+          values: history.map(s => { const o = (s[list] || []).find(o => key(o) === k); return o ? o[field] : null; })
+        };
+      });
     }
 
     function drawPlots() {
@@ -254,8 +260,8 @@ enum DashboardPage {
         { label: "audio", values: column("audio.bitrate_kbps") }], true);
       plot("plot-offset", [{ label: "A/V offset", values: column("av_offset_ms") }], false);
       plot("plot-latency", [{ label: "p99", values: column("latency_ms.p99") }], true);
-      plot("plot-link", seriesByName("network", "link_kbps"), true);
-      plot("plot-backlog", seriesByName("network", "backlog_ms"), true);
+      plot("plot-link", seriesByOutput("network", "link_kbps"), true);
+      plot("plot-backlog", seriesByOutput("network", "backlog_ms"), true);
     }
 
     function renderSources(s) {
@@ -293,21 +299,23 @@ enum DashboardPage {
         cell(row, d.state, stateClass(d.state), "devices.state");
         cell(row, "failures " + d.failures + ", away " + format(d.away_s) + " s");
       });
-      const states = s.output_states || {};
+      // Every output by its id (outputs); a URL output's connection and link from network.
+      const outputs = s.outputs || [];
       (s.network || []).forEach(o => {
         const row = table.insertRow();
-        cell(row, o.name, null, "network.name");
+        cell(row, o.id + " " + o.name, null, "network.name");
         cell(row, o.state, stateClass(o.state), "network.state");
-        const failed = (states[o.name] || "").startsWith("failed: ");
-        cell(row, failed ? states[o.name].slice(8) : format(o.link_kbps) + " kbit/s, backlog " + format(o.backlog_ms) + " ms");
-      });
-      Object.entries(states).forEach(([name, state]) => {
-        if ((s.network || []).some(o => o.name === name)) return;
-        const row = table.insertRow();
-        cell(row, name, null, "output_states");
+        const state = (outputs.find(out => out.id === o.id) || {}).state || "";
         const failed = state.startsWith("failed: ");
-        cell(row, failed ? "failed" : state, failed ? "bad" : "live", "output_states");
-        cell(row, failed ? state.slice(8) : format(((s.output_bytes || {})[name] || 0) / 1e6) + " MB");
+        cell(row, failed ? state.slice(8) : format(o.link_kbps) + " kbit/s, backlog " + format(o.backlog_ms) + " ms");
+      });
+      outputs.forEach(out => {
+        if ((s.network || []).some(o => o.id === out.id)) return;
+        const row = table.insertRow();
+        cell(row, out.id.startsWith("/") ? out.name : out.id + " " + out.name, null, "output_states");
+        const failed = out.state.startsWith("failed: ");
+        cell(row, failed ? "failed" : out.state, failed ? "bad" : "live", "output_states");
+        cell(row, failed ? out.state.slice(8) : format(out.bytes / 1e6) + " MB");
       });
     }
 

@@ -8,6 +8,7 @@ import POSIX
 /// queue, so a sample sees the queue and the writer's bytes at one instant; no method is called
 /// holding the lock.
 final class LinkWatcher: Sendable {
+    private let id: OutputID
     private let name: String
     private let tuning: NetworkSink.Tuning
     private let state: Locked<NetworkSink.State>
@@ -35,7 +36,8 @@ final class LinkWatcher: Sendable {
     /// How often the primary output's samples reach the bit-rate controller (µs).
     static let controlInterval: Int64 = 250_000
 
-    init(name: String, tuning: NetworkSink.Tuning, state: Locked<NetworkSink.State>, report: @escaping @Sendable (String) -> Void) {
+    init(id: OutputID, name: String, tuning: NetworkSink.Tuning, state: Locked<NetworkSink.State>, report: @escaping @Sendable (String) -> Void) {
+        self.id = id
         self.name = name
         self.tuning = tuning
         self.state = state
@@ -45,7 +47,7 @@ final class LinkWatcher: Sendable {
     /// The output's backlog, link rate and latency skips, for `--stats` and the progress line.
     var snapshot: NetworkOutputSnapshot {
         state.withLock { s in
-            NetworkOutputSnapshot(name: name, backlogMs: s.link.status.backlogMs, linkKbps: s.link.status.linkBps / 1000,
+            NetworkOutputSnapshot(id: id.description, name: name, backlogMs: s.link.status.backlogMs, linkKbps: s.link.status.linkBps / 1000,
                                   latencySkips: s.link.latencySkips, kernelVisible: s.link.socket != nil, state: s.connection)
         }
     }

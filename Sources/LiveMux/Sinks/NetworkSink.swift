@@ -12,6 +12,8 @@ import POSIX
 /// What its threads share lives in one `Locked` (`State`), the watcher's fields too.
 final class NetworkSink: ChunkSink, Sendable {
     let name: String
+    /// The output's id, which tells two pushes with one masked name apart.
+    let id: OutputID
     private let url: String
     private let policy: ReconnectPolicy
     private let reconnects: Bool
@@ -66,19 +68,21 @@ final class NetworkSink: ChunkSink, Sendable {
     /// Schemes whose connection can be made again after it failed (udp has no connection).
     static let reconnectingSchemes: Set<String> = ["rtmp", "rtmps", "rtmpt", "rtmpe", "rtmpte", "rtmpts", "srt", "tcp"]
 
-    init(url: String, policy: ReconnectPolicy, queueLimit: Int, tuning: Tuning = Tuning(), tls: TLSVerification = TLSVerification(),
+    /// - Parameter id: the output's id, which its snapshot carries.
+    init(url: String, id: OutputID, policy: ReconnectPolicy, queueLimit: Int, tuning: Tuning = Tuning(), tls: TLSVerification = TLSVerification(),
          report: @escaping @Sendable (String) -> Void, countDropped: @escaping @Sendable (Int) -> Void) {
         self.url = url
         self.tuning = tuning
         self.tls = tls
         name = maskedURL(url)
+        self.id = id
         self.policy = policy
         let scheme = url.split(separator: ":", maxSplits: 1).first.map { $0.lowercased() } ?? ""
         reconnects = Self.reconnectingSchemes.contains(scheme)
         self.report = report
         self.countDropped = countDropped
         state = Locked(State(queue: OutputQueue(limit: queueLimit)))
-        watcher = LinkWatcher(name: name, tuning: tuning, state: state, report: report)
+        watcher = LinkWatcher(id: id, name: name, tuning: tuning, state: state, report: report)
     }
 
     /// Starts the writer and the link watcher (once).

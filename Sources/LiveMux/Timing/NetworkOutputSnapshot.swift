@@ -1,5 +1,7 @@
 /// One network output's link, as its watcher last measured it (`--stats` `network`).
 public struct NetworkOutputSnapshot: Sendable, Equatable {
+    /// The output's id (`o1`).
+    public var id: String
     /// The URL, masked.
     public var name: String
     /// How far behind real time the output is: the age of its oldest media byte not yet

@@ -51,10 +51,15 @@ extension StatisticsSnapshot {
             "latency_ms": ["p50": ms(latency.percentile(0.5)), "p95": ms(latency.percentile(0.95)),
                            "p99": ms(latency.percentile(0.99)), "max": ms(latency.maximum)],
             "latency_packets": latency.count,
-            "output_bytes": outputBytes,
-            "output_states": Dictionary(uniqueKeysWithValues: Set(outputBytes.keys).union(outputStates.keys).map { name in
-                (name, (outputStates[name] ?? .writing).description)
+            "output_bytes": Dictionary(uniqueKeysWithValues: outputBytes.map { (outputName($0.key), $0.value) }),
+            "output_states": Dictionary(uniqueKeysWithValues: Set(outputBytes.keys).union(outputStates.keys).map { key in
+                (outputName(key), (outputStates[key] ?? .writing).description)
             }),
+            // The same by id, in the order given: what tells two outputs with one label apart.
+            "outputs": outputKeys.map { key in
+                ["id": key, "name": outputLabels[key] ?? key, "state": (outputStates[key] ?? .writing).description,
+                 "bytes": outputBytes[key] ?? 0] as [String: Any]
+            },
             "output_dropped_chunks": outputDropped,
             "video_bitrate_target_kbps": Self.rounded(Double(videoBitRate) / 1000),
             // Closed since the previous line (the last line: all of them), each as an event.
@@ -63,7 +68,7 @@ extension StatisticsSnapshot {
                  "duration_s": Self.rounded($0.duration), "bytes": $0.bytes] as [String: Any]
             },
             "network": network.map {
-                ["name": $0.name, "backlog_ms": Self.rounded($0.backlogMs), "link_kbps": Self.rounded($0.linkKbps),
+                ["id": $0.id, "name": $0.name, "backlog_ms": Self.rounded($0.backlogMs), "link_kbps": Self.rounded($0.linkKbps),
                  "latency_skips": $0.latencySkips, "kernel_queue_seen": $0.kernelVisible, "state": $0.state.description] as [String: Any]
             },
             "warnings": Self.warningObjects(warnings.filter { $0.elapsed > previous?.elapsed ?? -1 }),

@@ -13,12 +13,22 @@ public struct StatisticsSnapshot: Sendable {
     public var elapsed: Double = 0
     /// Capture → bytes handed to the sinks, per media packet (µs).
     public var latency = LatencyHistogram()
-    /// Bytes handed to each output's sinks, by output name (file path or "stdout").
+    /// Bytes handed to each output's sinks, by output key (its id, `o0`; a viewers' stream by its path).
     public var outputBytes: [String: Int64] = [:]
-    /// Every output's name (file path, "stdout", masked URL), in the order given.
-    public var outputNames: [String] = []
-    /// What became of each output so far, by output name.
+    /// Every output's key, in the order given.
+    public var outputKeys: [String] = []
+    /// What each output is shown as (file path, "stdout", masked URL), by key: two pushes to one
+    /// service with two keys have one label and two keys.
+    public var outputLabels: [String: String] = [:]
+    /// What became of each output so far, by key.
     public var outputStates: [String: OutputState] = [:]
+
+    /// How output `key` is named where outputs are listed by name (`output_states`): its label,
+    /// with its key when another output has the same label.
+    public func outputName(_ key: String) -> String {
+        guard let label = outputLabels[key] else { return key }
+        return outputLabels.contains { $0.key != key && $0.value == label } ? "\(label) (\(key))" : label
+    }
     /// Packets waiting in the mux queue, per stream.
     public var queueDepths: [StreamKind: Int] = [:]
     /// How far the audio clock has drifted from the capture clock (ms).
