@@ -186,6 +186,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
                 try CaptureSource(spec: spec, video: kind == .video, audio: kind == .audio, realtime: config.realtime,
                                   frameRate: config.video.fps, reopening: reopening, report: report)
             },
+            openTimeout: config.deviceTimeout,
             compositor: stages.video as? VideoCompositor, mixer: stages.audio, gains: gains, pictureSize: graphs.videoSizes.first,
             audioFormat: audioFormat, given: (opened.video.count, opened.audio.count), paced: !unpaced, wallClock: wallClock,
             // The stream that sets the timeline's zero times the job.

@@ -14,8 +14,11 @@ struct ControlClient {
     let base: String
     let key: String
 
-    /// How long to wait for the server to connect and answer.
+    /// How long to wait for the server to connect and take the request.
     static let timeoutSeconds = 5
+    /// How long to wait for its answer: a source added may take `--device-timeout` (30 s by
+    /// default) to open before the job gives it up.
+    static let answerTimeoutSeconds = 40
     /// The most of an answer read: the job's description is a few KiB.
     static let maxAnswerBytes = 4 << 20
 
@@ -69,8 +72,8 @@ struct ControlClient {
             candidate = a.pointee.ai_next
             do {
                 let fd = try syscall(where: "socket") { socket(a.pointee.ai_family, a.pointee.ai_socktype, a.pointee.ai_protocol) }
-                var timeout = timeval(tv_sec: Self.timeoutSeconds, tv_usec: 0)
-                for option in [SO_RCVTIMEO, SO_SNDTIMEO] {
+                for (option, seconds) in [(SO_RCVTIMEO, Self.answerTimeoutSeconds), (SO_SNDTIMEO, Self.timeoutSeconds)] {
+                    var timeout = timeval(tv_sec: seconds, tv_usec: 0)
                     _ = try? syscall(where: "setsockopt") { setsockopt(fd, SOL_SOCKET, option, &timeout, socklen_t(MemoryLayout<timeval>.size)) }
                 }
                 do {

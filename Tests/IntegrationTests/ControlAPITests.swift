@@ -350,6 +350,83 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         XCTAssertEqual(seconds, 6, accuracy: 0.5)
     }
 
+    /// Issue 49, item 3: a source whose open hangs (a PulseAudio stand-in that accepts and never
+    /// answers, as a daemon half started does) holds up no viewer: while the request waits,
+    /// /stats answers within 0.5 s and a /live.flv viewer keeps receiving with no gap over 200 ms;
+    /// after --device-timeout the request gets 504 naming the field, with one warning, and the
+    /// job goes on. Before, the HTTP loop opened the source itself and froze.
+    func testASourceWhoseOpenHangsHoldsUpNoViewer() throws {
+        let socketPath = "\(dir)/hanging-pulse"
+        let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(listener) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(socketPath.utf8) + [0]) }
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        }
+        XCTAssertEqual(bound, 0)
+        XCTAssertEqual(listen(listener, 8), 0)  // connections complete in the backlog; nothing ever answers
+        let job = try ServingLivemux(["serve", "--listen", "127.0.0.1:0", "--control-key-file", keyFile, "--device-timeout", "3",
+                                      "--size", "320x240", "-t", "12"], directory: dir,
+                                     environment: ["PULSE_SERVER": "unix:\(socketPath)", "XDG_RUNTIME_DIR": dir, "HOME": dir])
+        let port = try port(job)
+        waitForMedia(port, 1)
+        // A viewer, reading on its own thread: when each read returned.
+        let viewer = Network.connect(port: port)
+        XCTAssertGreaterThanOrEqual(viewer, 0)
+        defer { close(viewer) }
+        _ = Array("GET /live.flv HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".utf8).withUnsafeBytes { send(viewer, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        let seen = Seen()
+        let reader = Thread {
+            var buffer = [UInt8](repeating: 0, count: 65536)
+            while buffer.withUnsafeMutableBytes({ recv(viewer, $0.baseAddress, $0.count, 0) }) > 0 {
+                seen.lock.withLock { seen.arrivals.append(Date()) }
+            }
+        }
+        reader.start()
+        let asked = Date()
+        let post = Array("POST /api/sources HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(key)\r\nContent-Length: 26\r\n\r\n{\"audio\": \"pulse:default\"}".utf8)
+        let request = Thread {
+            let reply = Network.exchange(port: port, post, timeout: 20)
+            seen.lock.withLock { seen.reply = reply }
+        }
+        request.start()
+        var statsSeconds: [Double] = []
+        while !request.isFinished && Date().timeIntervalSince(asked) < 10 {
+            let t = Date()
+            XCTAssertTrue(Network.get(port: port, "/stats").hasPrefix("HTTP/1.1 200"), "/stats during the open")
+            statsSeconds.append(Date().timeIntervalSince(t))
+            Thread.sleep(forTimeInterval: 0.2)  // about as often as a dashboard asks, several times a second
+        }
+        waitUntil(deadline: 20) { request.isFinished }
+        let answered = Date()
+        let reply = seen.lock.withLock { seen.reply }
+        XCTAssertTrue(reply.hasPrefix("HTTP/1.1 504"), reply)
+        XCTAssertTrue(reply.contains(#""field":"audio""#), reply)
+        XCTAssertEqual(answered.timeIntervalSince(asked), 3, accuracy: 1.5, "given up after --device-timeout")
+        XCTAssertGreaterThan(statsSeconds.count, 5)
+        XCTAssertLessThan(statsSeconds.max() ?? 99, 0.5, "/stats answered within 0.5 s while the source opened: \(statsSeconds)")
+        let during = seen.lock.withLock { seen.arrivals.filter { $0 >= asked && $0 <= answered } }
+        let gaps = zip([asked] + during, during + [answered]).map { $1.timeIntervalSince($0) }
+        XCTAssertLessThan(gaps.max() ?? 99, 0.2, "the viewer kept receiving: \(during.count) reads, longest gap \(gaps.max() ?? 99) s")
+        let sources = try XCTUnwrap(call(port, "GET", "/api").json["sources"] as? [[String: Any]])
+        XCTAssertEqual(sources.map { $0["id"] as? String ?? "" }, ["v0", "a0"], "nothing was added")
+        job.stop()
+        XCTAssertEqual(job.wait(), 0, job.stderr)
+        XCTAssertEqual(job.stderr.components(separatedBy: "did not open in 3 s").count - 1, 1, "one warning: \(job.stderr)")
+        print("control, hanging open: answered \(reply.prefix(12)) after \(String(format: "%.2f", answered.timeIntervalSince(asked))) s;"
+              + " /stats at most \(String(format: "%.3f", statsSeconds.max() ?? 0)) s over \(statsSeconds.count) asks;"
+              + " viewer's longest gap \(String(format: "%.3f", gaps.max() ?? 0)) s over \(during.count) reads")
+    }
+
+    /// What the hanging-open test's threads saw: when the viewer's reads returned, and the answer.
+    private final class Seen: @unchecked Sendable {
+        let lock = NSLock()
+        var arrivals: [Date] = []
+        var reply = ""
+    }
+
     /// An output added with an encode of its own and removed, then another asking the same: the
     /// first encode stopped with its output, so the second gets a new one, and its video.
     func testAnEncodeWhoseOutputsEndedIsNotJoinedAgain() throws {

@@ -176,8 +176,8 @@ enum Network {
 final class ServingLivemux {
     private let process: ChildProcess
 
-    init(_ arguments: [String], directory: String) throws {
-        process = try ChildProcess(Tools.livemux, arguments, stderr: .file("\(directory)/serving-\(UUID().uuidString).log"))
+    init(_ arguments: [String], directory: String, environment: [String: String] = [:]) throws {
+        process = try ChildProcess(Tools.livemux, arguments, environment: environment, stderr: .file("\(directory)/serving-\(UUID().uuidString).log"))
     }
 
     /// The URLs of the "serving viewers at URL and URL" line, once it is printed (nil after 10 s).

@@ -3,8 +3,8 @@ import POSIX
 
 /// The control API under `/api`: JSON in, JSON out, behind `ControlAccess` (its own key: a
 /// viewer key never grants control). A request is checked whole — path, method, every field —
-/// before the job is asked, so a bad one changes nothing. Runs on the HTTP server's loop thread;
-/// the job's calls are a few lock rounds each.
+/// before the job is asked, so a bad one changes nothing. Runs on `ControlWorker`'s thread, one
+/// request at a time, so a change that waits (a device's open) holds up no viewer.
 final class ControlAPI: Sendable {
     let access: ControlAccess
     private struct JobReference { weak var job: (any JobControl)? }

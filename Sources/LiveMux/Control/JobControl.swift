@@ -1,6 +1,7 @@
 /// What the control API asks of a running job (`Pipeline`, whose methods are also its library
 /// API): each call changes one thing at once, or throws a `ControlError` having changed nothing.
-/// Called on the HTTP server's thread, so each is a few lock rounds, never a wait.
+/// Called one at a time on the control API's own thread (`ControlWorker`), never the HTTP loop:
+/// most calls are a few lock rounds; adding a source waits for its open, at most `--device-timeout`.
 protocol JobControl: AnyObject, Sendable {
     /// The job as `GET /api` shows it: sources, outputs (id, target, state, settings, bytes).
     func controlDescription() -> [String: Any]

@@ -21,6 +21,8 @@ final class LiveSources: Sendable {
     struct Context: Sendable {
         /// Opens a source of one kind as the job's own later sources are opened.
         let open: @Sendable (SourceSpec, StreamKind) throws -> CaptureSource
+        /// How long an open may take before it is given up (`--device-timeout`), in seconds.
+        let openTimeout: Double
         /// Where each kind's sources join; nil where the job has none, or its graph is the user's.
         let compositor: VideoCompositor?
         let mixer: AudioMixer?
@@ -48,6 +50,10 @@ final class LiveSources: Sendable {
         var added: [Added] = []
         /// Set when the job stops: no source may join any more.
         var closed = false
+        /// Opens under way, by attempt, with their outcome once they have one; an attempt given
+        /// up is taken out, and what it opens later is closed.
+        var opening: [Int: Result<CaptureSource, Error>?] = [:]
+        var attempts = 0
     }
     private let state = Locked(State())
     /// Held through an add, so adds are one at a time.
@@ -142,7 +148,9 @@ final class LiveSources: Sendable {
     private func open(_ spec: SourceSpec, _ kind: StreamKind, field: String) throws -> CaptureSource {
         let source: CaptureSource
         do {
-            source = try context.open(spec, kind)
+            source = try openWithin(spec, kind, field: field)
+        } catch let error as ControlError {
+            throw error
         } catch {
             throw ControlError.badRequest(field, "\(spec.maskedDescription) does not open: \(ExplainedError.describe(error).message)")
         }
@@ -157,6 +165,38 @@ final class LiveSources: Sendable {
             throw ControlError.conflict(nil, "the job has not started yet: add the source once it has")
         }
         return source
+    }
+
+    /// Opens `spec` on a thread of its own and waits until it opened or failed, for at most
+    /// `--device-timeout` or until the job stops: libavdevice's pulse waits for a daemon that
+    /// accepts and never answers without consulting the interrupt callback. An open given up on
+    /// is said once; its thread ends whenever the open does, and what it opened is then closed.
+    private func openWithin(_ spec: SourceSpec, _ kind: StreamKind, field: String) throws -> CaptureSource {
+        let attempt = state.withLock { s in
+            s.attempts += 1
+            s.opening[s.attempts] = .some(nil)
+            return s.attempts
+        }
+        WorkerThread.spawn("livemux-open") { [state, context] in
+            let result = Result { try context.open(spec, kind) }
+            state.withLock { s in
+                // Given up on: dropped here, which closes what it opened.
+                if s.opening[attempt] != nil { s.opening[attempt] = .some(result) }
+            }
+            state.broadcast()
+        }.detach()
+        let deadline = Timestamp.monotonicMicroseconds() + Int64(context.openTimeout * 1e6)
+        let outcome = state.withLock(waitingUntil: { s in s.closed || s.opening[attempt]! != nil }, deadline: deadline) { s, _ in
+            s.opening.removeValue(forKey: attempt)!
+        }
+        guard let outcome else {
+            if state.withLock({ $0.closed }) { throw Self.ending }
+            let seconds = String(format: "%g", context.openTimeout)
+            context.report("\(spec.maskedDescription) did not open in \(seconds) s (--device-timeout): given up, the recording goes on without it")
+            throw ControlError(status: "504 Gateway Timeout", field: field,
+                               message: "\(spec.maskedDescription) did not open in \(seconds) s (--device-timeout): is its daemon or device answering?")
+        }
+        return try outcome.get()
     }
 
     /// Refuses what could keep the server waiting while it opens (a network URL, a pipe, stdin):
@@ -184,6 +224,7 @@ final class LiveSources: Sendable {
             s.closed = true
             return s.added
         }
+        state.broadcast()  // an open waited for is given up
         for a in added {
             a.stop.request()
             a.source.interrupt()

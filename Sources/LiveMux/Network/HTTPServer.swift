@@ -20,8 +20,10 @@ final class HTTPServer: @unchecked Sendable {
     /// Said once at start when the descriptor limit cannot hold `maxViewers` viewers.
     let warning: String?
     let dashboard: Dashboard
-    /// The control API under `/api` (nil: off, `/api` is an unknown path).
+    /// The control API under `/api` (nil: off, `/api` is an unknown path), and the thread that
+    /// answers it.
     let controlAPI: ControlAPI?
+    private let controlWorker: ControlWorker?
     private let fanOuts: [String: StreamFanOut]
     /// HLS of the browsers' stream (`/live.m3u8`), when the session makes one.
     private let hls: HLSPlaylist?
@@ -42,6 +44,8 @@ final class HTTPServer: @unchecked Sendable {
     private var scratch = [UInt8](repeating: 0, count: 16 << 10)
     /// `/events` readers, by token (closed ones are dropped when next published to).
     private var subscribers: Set<UInt64> = []
+    /// Connections waiting for the control API's answer, by token (the others waiting want a snapshot).
+    private var controlWaiters: Set<UInt64> = []
 
     static let defaultMaxViewers = 1000
     /// Descriptors the rest of the process needs (files, devices, pipes).
@@ -84,6 +88,7 @@ final class HTTPServer: @unchecked Sendable {
         self.listener = listener
         listener.reserve()
         connections = HTTPConnectionTable(events: events)
+        controlWorker = control.map { [events] in ControlWorker(api: $0, wake: { events.wake() }) }
     }
 
     /// A server that never ran (its session failed to build) still holds its sockets: free them.
@@ -137,6 +142,7 @@ final class HTTPServer: @unchecked Sendable {
 
     private func run() {
         defer {
+            controlWorker?.stop()
             dashboard.stop()
             for fan in fanOuts.values { fan.hub.attach(wake: nil) }
             for c in connections.all { connections.close(c) }
@@ -160,6 +166,7 @@ final class HTTPServer: @unchecked Sendable {
             }
             distribute(now: now)  // cheap when nothing is new; so no wake can be missed
             deliverSnapshots(now: now)
+            deliverControlAnswers(now: now)
             if dashboard.tick(now: now) { publish(now: now) }
             if now >= nextExpiry { expire(now: now) }
         }
@@ -226,8 +233,12 @@ final class HTTPServer: @unchecked Sendable {
             return answer(c, HTTPResponse.text("400 Bad Request", body: "bad request\n"), now: now)
         }
         // The control API has a key of its own, which a viewer key never stands in for.
-        if let controlAPI, ControlAPI.isAPI(request.path) {
-            return answer(c, controlAPI.answer(method: request.method, path: request.path, authorization: request.authorization, body: body), now: now)
+        if let controlWorker, ControlAPI.isAPI(request.path) {
+            // Answered by the worker, so nothing a change does (a device's open) holds up the loop.
+            controlWaiters.insert(c.token)
+            c.wait(until: now.addingTimeInterval(ControlWorker.answerTimeoutSeconds))
+            return controlWorker.submit(.init(token: c.token, method: request.method, path: request.path,
+                                              authorization: request.authorization, body: body))
         }
         let headOnly = request.method == "HEAD"
         // The one access check: every path, every method, before anything else is answered.
@@ -334,6 +345,15 @@ final class HTTPServer: @unchecked Sendable {
         }
     }
 
+    /// Answers the requests whose control API answer is ready (a connection that left gets none).
+    private func deliverControlAnswers(now: Date) {
+        guard let controlWorker else { return }
+        for (token, bytes) in controlWorker.answers() {
+            guard controlWaiters.remove(token) != nil, let c = connections[token], c.phase == .waiting else { continue }
+            answer(c, bytes, now: now)
+        }
+    }
+
     /// Sends every event reader the new second's object; a reader still sending the last one misses it.
     private func publish(now: Date) {
         guard !subscribers.isEmpty else { return }
@@ -384,6 +404,8 @@ final class HTTPServer: @unchecked Sendable {
         for c in connections.all where !c.isLongLived && c.deadline <= now {
             switch c.phase {
             case .reading: answer(c, HTTPResponse.text("400 Bad Request", body: "bad request\n"), now: now)
+            case .waiting where controlWaiters.remove(c.token) != nil:
+                answer(c, HTTPResponse.text("503 Service Unavailable", body: "the job did not answer in time\n"), now: now)
             case .waiting: answer(c, HTTPResponse.text("503 Service Unavailable", body: "no snapshot in time\n"), now: now)
             default: connections.close(c)
             }
