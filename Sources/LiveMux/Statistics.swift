@@ -92,11 +92,11 @@ final class Statistics: Sendable {
     static let recentWarnings = 20
     static let recentChanges = 20
 
-    /// A change made through the control API (`target` `setting` = `value`).
-    func changed(_ target: String, _ setting: String, _ value: JobChange.Value) {
+    /// A change made through the control API.
+    func changed(_ event: JobEvent) {
         let elapsed = Double(Timestamp.monotonicMicroseconds() - started) / 1e6
         updateOutputs { s in
-            s.changes.append(JobChange(elapsed: elapsed, target: target, setting: setting, value: value))
+            s.changes.append(JobChange(elapsed: elapsed, event: event))
             if s.changes.count > Self.recentChanges { s.changes.removeFirst() }
         }
     }

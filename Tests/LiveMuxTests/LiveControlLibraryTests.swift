@@ -29,7 +29,7 @@ final class LiveControlLibraryTests: XCTestCase {
         try pipeline.setAudio("a0", volume: 0.5)
         try pipeline.setVideoBitRate(output: "o1", 200_000)
         let added = try pipeline.addOutput(OutputSpec(destination: .file(path + ".3.flv"), format: .flv))
-        XCTAssertEqual(added["id"] as? String, "o2")
+        XCTAssertEqual(added.id.description, "o2")
         XCTAssertThrowsError(try pipeline.addOutput(OutputSpec(destination: .file(path), format: .flv))) {
             XCTAssertEqual(($0 as? ControlError)?.field, "output", "it is being written")
         }
@@ -53,10 +53,10 @@ final class LiveControlLibraryTests: XCTestCase {
         XCTAssertThrowsError(try pipeline.removeOutput("o2")) { XCTAssertEqual(($0 as? ControlError)?.status, "409 Conflict", "already ending") }
         XCTAssertThrowsError(try pipeline.setAudio("a2", muted: true)) { XCTAssertEqual(($0 as? ControlError)?.status, "404 Not Found") }
         let tone = try pipeline.addSource(Capabilities.sourceSpec("lavfi:sine=frequency=2000"), kind: .audio)
-        XCTAssertEqual(tone["id"] as? String, "a2")
+        XCTAssertEqual(tone.id.description, "a2")
         try pipeline.setAudio("a2", volume: 0.5)
         let picture = try pipeline.addSource(Capabilities.sourceSpec("lavfi:testsrc2=size=160x120"), kind: .video)
-        XCTAssertEqual(picture["id"] as? String, "v1")
+        XCTAssertEqual(picture.id.description, "v1")
         XCTAssertThrowsError(try pipeline.addSource(Capabilities.sourceSpec("rtmp://127.0.0.1/live/x"), kind: .video)) {
             XCTAssertEqual(($0 as? ControlError)?.field, "video", "a URL could keep the call waiting")
         }

@@ -36,8 +36,8 @@ final class ControlAPI: Sendable {
             return Self.json("503 Service Unavailable", ["error": "the job is not running"])
         }
         do {
-            let (status, object) = try route(method: method, path: path, body: body, job: job)
-            return Self.json(status, object)
+            let (status, answer) = try route(method: method, path: path, body: body, job: job)
+            return Self.json(status, answer)
         } catch let error as ControlError {
             var extra = ""
             if error.status.hasPrefix("405") { extra = "Allow: \(error.field ?? "")\r\n" }
@@ -47,62 +47,62 @@ final class ControlAPI: Sendable {
         }
     }
 
-    private func route(method: String, path: String, body: [UInt8], job: any JobControl) throws -> (String, [String: Any]) {
+    private func route(method: String, path: String, body: [UInt8], job: any JobControl) throws -> (String, any Encodable) {
+        try Self.perform(try Self.command(method: method, path: path, body: body), on: job)
+    }
+
+    /// The request as a typed command, checked whole (path, method, every field) before the job
+    /// is asked: a `ControlError` naming what is wrong otherwise.
+    static func command(method: String, path: String, body: [UInt8]) throws -> ControlCommand {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst(2).map(String.init)  // after "/api"
         switch (parts.count, parts.first) {
         case (0, _):
-            try Self.allow(method, "GET")
-            return ("200 OK", job.controlDescription())
+            try allow(method, "GET")
+            return .describe
         case (2, "sources"):
-            try Self.allow(method, "PATCH, DELETE")
+            try allow(method, "PATCH, DELETE")
             if method == "DELETE" {
-                _ = try Self.object(body, allowed: [], example: "no body")
-                try job.removeSource(parts[1])
-                return ("200 OK", Self.entry(parts[1], in: job.controlDescription(), list: "sources"))
+                _ = try object(body, allowed: [], example: "no body")
+                return .removeSource(parts[1])
             }
-            let fields = try Self.object(body, allowed: ["volume", "mute"], example: "{\"mute\": true} or {\"volume\": 0.5}")
+            let fields = try object(body, allowed: ["volume", "mute"], example: "{\"mute\": true} or {\"volume\": 0.5}")
             let volume = try fields["volume"].map { try Self.volume($0) }
             let muted = try fields["mute"].map { value -> Bool in
-                guard let b = value as? Bool, Self.isBoolean(value) else { throw ControlError.badRequest("mute", "mute is true or false") }
+                guard let b = value as? Bool, isBoolean(value) else { throw ControlError.badRequest("mute", "mute is true or false") }
                 return b
             }
-            try job.setAudio(parts[1], volume: volume, muted: muted)
-            return ("200 OK", Self.entry(parts[1], in: job.controlDescription(), list: "sources"))
+            return .setAudio(source: parts[1], volume: volume, muted: muted)
         case (1, "sources"):
-            try Self.allow(method, "POST")
-            let fields = try Self.object(body, allowed: ["video", "audio", "options"], example: "{\"video\": \"v4l2:/dev/video1\"} or {\"audio\": \"pulse:default\"}")
-            let (spec, kind) = try Self.source(fields)
-            return ("201 Created", try job.addSource(spec, kind: kind))
+            try allow(method, "POST")
+            let fields = try object(body, allowed: ["video", "audio", "options"], example: "{\"video\": \"v4l2:/dev/video1\"} or {\"audio\": \"pulse:default\"}")
+            let (spec, kind) = try source(fields)
+            return .addSource(spec, kind: kind)
         case (2, "segments") where parts[1] == "cut":
-            try Self.allow(method, "POST")
-            _ = try Self.object(body, allowed: [], example: "no body")
-            try job.cutSegments()
-            return ("202 Accepted", ["cut": "at the next keyframe of every file output cut into segments"])
+            try allow(method, "POST")
+            _ = try object(body, allowed: [], example: "no body")
+            return .cutSegments
         case (2, "outputs"):
-            try Self.allow(method, "PATCH, DELETE")
+            try allow(method, "PATCH, DELETE")
             if method == "DELETE" {
-                _ = try Self.object(body, allowed: [], example: "no body")
-                try job.removeOutput(parts[1])
-                return ("200 OK", Self.entry(parts[1], in: job.controlDescription(), list: "outputs"))
+                _ = try object(body, allowed: [], example: "no body")
+                return .removeOutput(parts[1])
             }
-            let fields = try Self.object(body, allowed: ["vbitrate"], example: "{\"vbitrate\": \"800k\"}")
+            let fields = try object(body, allowed: ["vbitrate"], example: "{\"vbitrate\": \"800k\"}")
             guard let value = fields["vbitrate"] else { throw ControlError.badRequest(nil, "give the field to change: {\"vbitrate\": \"800k\"}") }
-            try job.setVideoBitRate(output: parts[1], try Self.bitRate(value))
-            return ("200 OK", Self.entry(parts[1], in: job.controlDescription(), list: "outputs"))
+            return .setVideoBitRate(output: parts[1], try bitRate(value))
         case (3, "outputs") where parts[2] == "reconnect":
-            try Self.allow(method, "POST")
-            _ = try Self.object(body, allowed: [], example: "no body")
-            try job.reconnectOutput(parts[1])
-            return ("202 Accepted", Self.entry(parts[1], in: job.controlDescription(), list: "outputs"))
+            try allow(method, "POST")
+            _ = try object(body, allowed: [], example: "no body")
+            return .reconnectOutput(parts[1])
         case (1, "outputs"):
-            try Self.allow(method, "POST")
-            let fields = try Self.object(body, allowed: ["output", "format", "overwrite", "size", "fps", "vbitrate", "vcodec", "abitrate"],
-                                         example: "{\"output\": \"rtmp://host/live/KEY\", \"vbitrate\": \"800k\"}")
-            let (spec, overwrite) = try Self.output(fields)
-            return ("201 Created", try job.addOutput(spec, overwrite: overwrite))
+            try allow(method, "POST")
+            let fields = try object(body, allowed: ["output", "format", "overwrite", "size", "fps", "vbitrate", "vcodec", "abitrate"],
+                                    example: "{\"output\": \"rtmp://host/live/KEY\", \"vbitrate\": \"800k\"}")
+            let (spec, overwrite) = try output(fields)
+            return .addOutput(spec, overwrite: overwrite)
         case (1, "layout"):
-            try Self.allow(method, "PUT, PATCH")
-            let fields = try Self.object(body, allowed: ["layout", "main"], example: "{\"main\": \"v1\"}")
+            try allow(method, "PUT, PATCH")
+            let fields = try object(body, allowed: ["layout", "main"], example: "{\"main\": \"v1\"}")
             let shape = try fields["layout"].map { value -> VideoLayout in
                 guard let name = value as? String, let l = VideoLayout(rawValue: name) else {
                     throw ControlError.badRequest("layout", "layout is one of \(VideoLayout.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -113,10 +113,42 @@ final class ControlAPI: Sendable {
                 guard let id = value as? String else { throw ControlError.badRequest("main", "main is a video source's id: \"v1\"") }
                 return id
             }
-            try job.setLayout(shape, main: main)
-            return ("200 OK", ["layout": job.controlDescription()["layout"] ?? [:]])
+            return .setLayout(shape, main: main)
         default:
             throw ControlError.notFound("no such API path: \(path) (GET /api lists the job)")
+        }
+    }
+
+    /// Carries `command` out on `job`: the answer's status and body.
+    static func perform(_ command: ControlCommand, on job: any JobControl) throws -> (String, any Encodable) {
+        switch command {
+        case .describe:
+            return ("200 OK", job.controlDescription)
+        case .setAudio(let id, let volume, let muted):
+            try job.setAudio(id, volume: volume, muted: muted)
+            return ("200 OK", source(id, in: job.controlDescription))
+        case .addSource(let spec, let kind):
+            return ("201 Created", try job.addSource(spec, kind: kind))
+        case .removeSource(let id):
+            try job.removeSource(id)
+            return ("200 OK", source(id, in: job.controlDescription))
+        case .cutSegments:
+            try job.cutSegments()
+            return ("202 Accepted", ["cut": "at the next keyframe of every file output cut into segments"])
+        case .addOutput(let spec, let overwrite):
+            return ("201 Created", try job.addOutput(spec, overwrite: overwrite))
+        case .setVideoBitRate(let id, let rate):
+            try job.setVideoBitRate(output: id, rate)
+            return ("200 OK", output(id, in: job.controlDescription))
+        case .removeOutput(let id):
+            try job.removeOutput(id)
+            return ("200 OK", output(id, in: job.controlDescription))
+        case .reconnectOutput(let id):
+            try job.reconnectOutput(id)
+            return ("202 Accepted", output(id, in: job.controlDescription))
+        case .setLayout(let shape, let main):
+            try job.setLayout(shape, main: main)
+            return ("200 OK", ["layout": job.controlDescription.layout])
         }
     }
 
@@ -251,13 +283,24 @@ final class ControlAPI: Sendable {
     /// The longest source spec and the most options taken: a device, a graph, a path.
     static let maxSourceLength = 4096, maxSourceOptions = 32
 
-    /// The element of `list` with `id` in the job's description.
-    private static func entry(_ id: String, in description: [String: Any], list: String) -> [String: Any] {
-        (description[list] as? [[String: Any]])?.first { $0["id"] as? String == id } ?? ["id": id]
+    /// Source `id` as the job's description has it (the call before found it).
+    private static func source(_ id: String, in description: JobDescription) -> any Encodable {
+        SourceID(id).flatMap(description.source) ?? ["id": id]
     }
 
-    static func json(_ status: String, _ object: [String: Any], extra: String = "") -> [UInt8] {
-        let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8)
-        return HTTPResponse.bytes(status, body: Array(data) + [10], contentType: "application/json", extra: "Cache-Control: no-store\r\n" + extra)
+    /// Output `id` as the job's description has it (the call before found it).
+    private static func output(_ id: String, in description: JobDescription) -> any Encodable {
+        OutputID(id).flatMap(description.output) ?? ["id": id]
+    }
+
+    static func json(_ status: String, _ answer: any Encodable, extra: String = "") -> [UInt8] {
+        HTTPResponse.bytes(status, body: Array(encoded(answer)) + [10], contentType: "application/json", extra: "Cache-Control: no-store\r\n" + extra)
+    }
+
+    /// An answer's body: its JSON, keys sorted, slashes as they are (`rtmp://`).
+    static func encoded(_ answer: any Encodable) -> Data {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(answer)) ?? Data("{}".utf8)
     }
 }

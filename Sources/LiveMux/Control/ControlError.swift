@@ -12,8 +12,8 @@ public struct ControlError: Error, Equatable, CustomStringConvertible {
     static func conflict(_ field: String?, _ message: String) -> ControlError { ControlError(status: "409 Conflict", field: field, message: message) }
     static func notImplemented(_ message: String) -> ControlError { ControlError(status: "501 Not Implemented", field: nil, message: message) }
 
-    var jsonObject: [String: Any] {
-        var o: [String: Any] = ["error": message]
+    var jsonObject: [String: String] {
+        var o = ["error": message]
         if let field { o["field"] = field }
         return o
     }

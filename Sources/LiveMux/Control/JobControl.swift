@@ -4,7 +4,7 @@
 /// most calls are a few lock rounds; adding a source waits for its open, at most `--device-timeout`.
 protocol JobControl: AnyObject, Sendable {
     /// The job as `GET /api` shows it: sources, outputs (id, target, state, settings, bytes).
-    func controlDescription() -> [String: Any]
+    var controlDescription: JobDescription { get }
     /// `PATCH /api/sources/aN`: an audio source's volume (linear gain) and/or mute.
     func setAudio(_ source: String, volume: Double?, muted: Bool?) throws
     /// `POST /api/segments/cut`: the same as SIGUSR1.
@@ -12,13 +12,13 @@ protocol JobControl: AnyObject, Sendable {
     /// `PATCH /api/outputs/ID`: an output's video bit rate, in bits per second.
     func setVideoBitRate(output: String, _ bitRate: Int) throws
     /// `POST /api/outputs`: a new output, which starts at a keyframe; its description (with its id).
-    func addOutput(_ spec: OutputSpec, overwrite: Bool) throws -> [String: Any]
+    func addOutput(_ spec: OutputSpec, overwrite: Bool) throws -> JobDescription.Output
     /// `DELETE /api/outputs/ID`: the output ends whole (trailer written, push closed).
     func removeOutput(_ id: String) throws
     /// `POST /api/outputs/ID/reconnect`: a URL output connects again at once.
     func reconnectOutput(_ id: String) throws
     /// `POST /api/sources`: a source opened and added while the recording goes on; its description.
-    func addSource(_ spec: SourceSpec, kind: StreamKind) throws -> [String: Any]
+    func addSource(_ spec: SourceSpec, kind: StreamKind) throws -> JobDescription.Source
     /// `DELETE /api/sources/ID`: a source ends while the recording goes on.
     func removeSource(_ id: String) throws
     /// `PUT /api/layout`: where the video sources go, and which is the main picture (`v1`).

@@ -99,7 +99,7 @@ final class LiveOutputs: @unchecked Sendable {
     /// Adds an output; its id. Throws a `ControlError` having created nothing. An output still
     /// writing, or removed and still finishing, is refused: a second writer would destroy what the
     /// first wrote.
-    func add(_ spec: OutputSpec, overwrite: Bool) throws -> String {
+    func add(_ spec: OutputSpec, overwrite: Bool) throws -> JobOutput {
         let c = context
         let same = { (d: Destination) -> Bool in
             guard case .file(let a) = d, case .file(let b) = spec.destination else { return d == spec.destination }
@@ -170,9 +170,10 @@ final class LiveOutputs: @unchecked Sendable {
                 s.audio.append(audio)
                 c.audioEncoder?.add(audio.lane)
             }
-            s.outputs.append(JobOutput(id: id, spec: outputs.destinations[0], session: session, video: video, audio: audio, addedQueue: queue))
+            let output = JobOutput(id: id, spec: outputs.destinations[0], session: session, video: video, audio: audio, addedQueue: queue)
+            s.outputs.append(output)
             s.nextSession += 1
-            return id.description
+            return output
         }
     }
 
@@ -192,7 +193,7 @@ final class LiveOutputs: @unchecked Sendable {
     /// Ends output `id` while the others go on: its mux thread writes its trailer and closes it.
     /// The last one is refused (a job with no output left would end), as is a file whose muxer
     /// other files share.
-    func remove(_ id: String) throws {
+    func remove(_ id: String) throws -> OutputID {
         let known = all.map(\.key)
         let output: JobOutput = try state.withLock { s in
             guard let i = s.outputs.firstIndex(where: { $0.key == id }) else {
@@ -215,6 +216,7 @@ final class LiveOutputs: @unchecked Sendable {
         } else {
             output.session.removeOutput(output.id)
         }
+        return output.id
     }
 
     /// The video encode with `settings`, else a new one (which `add` registers once it has a session).

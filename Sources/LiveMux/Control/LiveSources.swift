@@ -73,10 +73,10 @@ final class LiveSources: Sendable {
 
     /// Opens `spec` and adds it to the job's `kind` sources: its label. A source that cannot be
     /// opened, or a job it cannot join, is refused with nothing changed.
-    func add(_ spec: SourceSpec, kind: StreamKind) throws -> String {
+    func add(_ spec: SourceSpec, kind: StreamKind) throws -> SourceID {
         let field = kind == .video ? "video" : "audio"
         try Self.check(spec, field: field)
-        let (prefix, given) = kind == .video ? ("v", context.given.video) : ("a", context.given.audio)
+        let given = kind == .video ? context.given.video : context.given.audio
         guard given > 0 else {
             throw ControlError.conflict(field, "the job records no \(field): a source of it has nowhere to go (restart without --no-\(field))")
         }
@@ -94,7 +94,7 @@ final class LiveSources: Sendable {
             guard index < Self.maxPerKind else {
                 throw ControlError.conflict(field, "the job has \(Self.maxPerKind) \(field) sources, the most it takes: remove one first")
             }
-            let label = "\(prefix)\(index)"
+            let id = SourceID(kind, index), label = id.description
             let source = try open(spec, kind, field: field)
             let meter: LevelMeter?
             switch kind {
@@ -131,8 +131,8 @@ final class LiveSources: Sendable {
                     }
                 }
             }
-            context.statistics.changed(label, "added", .text(source.name))
-            return label
+            context.statistics.changed(.sourceAdded(id, name: source.name))
+            return id
         }
     }
 

@@ -3,29 +3,28 @@ import Foundation
 /// What the control API may change in a recording while it runs: an audio source's volume and
 /// mute, a cut of the segments, an output's video bit rate where its encode is its own.
 extension Pipeline: JobControl {
-    /// The job as `GET /api` shows it, as a JSON object.
-    func controlDescription() -> [String: Any] {
+    /// The job as `GET /api` shows it.
+    public var controlDescription: JobDescription {
         let s = statisticsSnapshot
         let volumes = gains?.all ?? []
-        let sources = s.sources.map { source -> [String: Any] in
-            var o: [String: Any] = ["id": source.label, "kind": source.kind.rawValue, "name": source.name, "state": source.state.description]
-            if source.kind == .audio, let i = Int(source.label.dropFirst()), volumes.indices.contains(i) {
-                o["volume"] = volumes[i].volume
-                o["mute"] = volumes[i].muted
-                o["peak_dbfs"] = source.peakDBFS ?? NSNull()
+        let sources = s.sources.compactMap { source -> JobDescription.Source? in
+            guard let id = SourceID(source.label) else { return nil }
+            var o = JobDescription.Source(id: id, name: source.name, state: source.state)
+            if id.kind == .audio, volumes.indices.contains(id.index) {
+                (o.volume, o.mute, o.peakDBFS) = (volumes[id.index].volume, volumes[id.index].muted, source.peakDBFS)
             }
             return o
         }
-        let outputs = live.all.map { Self.describe($0, s) }
         let (shape, main) = layout.withLock { ($0.layout, $0.main) }
-        return ["sources": sources, "outputs": outputs, "media_time_s": s.mediaTime, "placed_time_s": s.video.placedTime, "segments": segments != nil,
-                "layout": ["layout": shape.rawValue, "main": "v\(main)"]]
+        return JobDescription(sources: sources, outputs: live.all.map { Self.describe($0, s) },
+                              layout: .init(layout: shape, main: SourceID(.video, main)),
+                              mediaTime: s.mediaTime, placedTime: s.video.placedTime, segments: segments != nil)
     }
 
     /// Audio source `source`'s (`a0`, `a1` …) linear gain in the mix and/or mute, from its next frame.
     public func setAudio(_ source: String, volume: Double? = nil, muted: Bool? = nil) throws {
         if gains == nil && !opened.audio.isEmpty { throw Self.notLive }
-        guard let gains, source.hasPrefix("a"), let i = Int(source.dropFirst()), gains.all.indices.contains(i) else {
+        guard let gains, let id = SourceID(source), id.kind == .audio, gains.all.indices.contains(id.index) else {
             let known = (gains?.all.indices).map { $0.map { "a\($0)" }.joined(separator: ", ") } ?? "none"
             throw ControlError.notFound("no audio source \(source): the audio sources are \(known)")
         }
@@ -33,9 +32,9 @@ extension Pipeline: JobControl {
         if let volume, !(0...ControlAPI.maxVolume).contains(volume) {
             throw ControlError.badRequest("volume", "volume is a linear gain from 0 to \(Int(ControlAPI.maxVolume)): 1 is as captured, 0.5 is -6 dB")
         }
-        _ = gains.set(i, volume: volume, muted: muted)
-        if let volume { statistics.changed(source, "volume", .number(volume)) }
-        if let muted { statistics.changed(source, "mute", .flag(muted)) }
+        _ = gains.set(id.index, volume: volume, muted: muted)
+        if let volume { statistics.changed(.volume(id, volume)) }
+        if let muted { statistics.changed(.mute(id, muted)) }
     }
 
     /// Cuts every file output's segment at the next keyframe (a forced one), as SIGUSR1 does.
@@ -44,7 +43,7 @@ extension Pipeline: JobControl {
             throw ControlError.conflict(nil, "no output is cut into segments: start the recording with --segment-time (or --segment-size)")
         }
         segments.requestCut()
-        statistics.changed("segments", "cut", .none)
+        statistics.changed(.segmentsCut)
     }
 
     /// Output `output`'s (`o0`, `o1` … in the order given, then those added) video bit rate, in
@@ -65,41 +64,40 @@ extension Pipeline: JobControl {
         }
         guard let dial = video.lane.target as? BitRateDial else { throw Self.notLive }
         dial.set(bitRate)
-        statistics.changed(id, "vbitrate", .number(Double(bitRate)))
+        statistics.changed(.videoBitRate(output.id, bitRate))
     }
 
     private static let notLive = ControlError.conflict(nil, "this job was started without live control: set RecordConfiguration.liveControl (livemux: --control-key-file)")
 
-    /// `GET /api`'s object for one output.
-    private static func describe(_ output: JobOutput, _ s: StatisticsSnapshot) -> [String: Any] {
-        var settings: [String: Any] = [:]
+    /// `GET /api`'s entry for one output.
+    private static func describe(_ output: JobOutput, _ s: StatisticsSnapshot) -> JobDescription.Output {
+        var settings = JobDescription.Output.Settings()
         if let video = output.video {
             let format = video.lane.format
-            settings["vcodec"] = video.settings.codec.rawValue
-            settings["size"] = "\(format.width)x\(format.height)"
-            settings["fps"] = format.fps.description
-            settings["vbitrate"] = video.lane.target?.current ?? video.settings.bitRate
-            settings["adapts"] = video.adapts
+            settings.vcodec = video.settings.codec.rawValue
+            settings.size = "\(format.width)x\(format.height)"
+            settings.fps = format.fps.description
+            settings.vbitrate = video.lane.target?.current ?? video.settings.bitRate
+            settings.adapts = video.adapts
         }
-        if let audio = output.audio { settings["abitrate"] = audio.settings.bitRate }
-        return ["id": output.key, "target": output.label, "format": output.spec.format.rawValue,
-                "state": (s.outputStates[output.key] ?? .writing).description, "bytes": s.outputBytes[output.key] ?? 0, "settings": settings]
+        settings.abitrate = output.audio?.settings.bitRate
+        return JobDescription.Output(id: output.id, target: output.label, format: output.spec.format, state: s.outputStates[output.key] ?? .writing,
+                                     bytes: s.outputBytes[output.key] ?? 0, settings: settings)
     }
 
     /// A new output, as `-o` would make it, from its next keyframe; its description.
-    public func addOutput(_ spec: OutputSpec, overwrite: Bool = false) throws -> [String: Any] {
+    public func addOutput(_ spec: OutputSpec, overwrite: Bool = false) throws -> JobDescription.Output {
         guard controlled else { throw Self.notLive }
-        let id = try live.add(spec, overwrite: overwrite)
-        statistics.changed(id, "added", .none)
-        return Self.describe(try live.output(id), statisticsSnapshot)
+        let output = try live.add(spec, overwrite: overwrite)
+        statistics.changed(.outputAdded(output.id))
+        return Self.describe(output, statisticsSnapshot)
     }
 
     /// Ends an output, given or added, while the others go on: its file is finished, its push
     /// closed. The last one is refused: a job with no output left would end.
     public func removeOutput(_ id: String) throws {
         guard controlled else { throw Self.notLive }
-        try live.remove(id)
-        statistics.changed(id, "removed", .none)
+        statistics.changed(.outputRemoved(try live.remove(id)))
     }
 
     /// Where the video sources go and which is the main picture (fitted to the picture's size),
@@ -107,11 +105,11 @@ extension Pipeline: JobControl {
     public func setLayout(_ shape: VideoLayout?, main: String?) throws {
         guard shape != nil || main != nil else { throw ControlError.badRequest(nil, "give the field to change: {\"main\": \"v1\"} or {\"layout\": \"pip\"}") }
         let videoCount = addedSources.count(.video)
-        let index = try main.map { id -> Int in
-            guard id.hasPrefix("v"), let i = Int(id.dropFirst()), (0..<videoCount).contains(i) else {
-                throw ControlError.badRequest("main", "main is a video source: \((0..<videoCount).map { "v\($0)" }.joined(separator: ", "))")
+        let index = try main.map { text -> Int in
+            guard let id = SourceID(text), id.kind == .video, (0..<videoCount).contains(id.index) else {
+                throw ControlError.badRequest("main", "main is a video source: \((0..<videoCount).map { SourceID(.video, $0).description }.joined(separator: ", "))")
             }
-            return i
+            return id.index
         }
         guard let compositor = stages.video as? VideoCompositor, compositor.canChange, videoCount > 1 else {
             throw ControlError.conflict(nil, videoCount > 1 ? "the picture is the --filter-complex graph's: change it there" : "the job has one video source: there is no layout to change")
@@ -124,19 +122,19 @@ extension Pipeline: JobControl {
             return l
         }
         compositor.change(layout: next.layout, main: next.main, hidden: next.removed)
-        if let shape { statistics.changed("layout", "layout", .text(shape.rawValue)) }
-        if let index { statistics.changed("layout", "main", .text("v\(index)")) }
+        if let shape { statistics.changed(.layout(shape)) }
+        if let index { statistics.changed(.mainPicture(SourceID(.video, index))) }
     }
 
     /// Ends a source while the recording goes on: a video source leaves the picture, an audio
     /// source's place in the mix is silence from then. v0 and a0 time the picture and the mix.
     public func removeSource(_ id: String) throws {
         guard controlled else { throw Self.notLive }
-        let kind: StreamKind? = id.hasPrefix("v") ? .video : id.hasPrefix("a") ? .audio : nil
-        guard let kind, let index = Int(id.dropFirst()), (0..<addedSources.count(kind)).contains(index), "\(id.first!)\(index)" == id else {
-            let all = (0..<addedSources.count(.video)).map { "v\($0)" } + (0..<addedSources.count(.audio)).map { "a\($0)" }
-            throw ControlError.notFound("no source \(id): the sources are \(all.joined(separator: ", "))")
+        guard let sourceID = SourceID(id), (0..<addedSources.count(sourceID.kind)).contains(sourceID.index) else {
+            let all = (0..<addedSources.count(.video)).map { SourceID(.video, $0) } + (0..<addedSources.count(.audio)).map { SourceID(.audio, $0) }
+            throw ControlError.notFound("no source \(id): the sources are \(all.map(\.description).joined(separator: ", "))")
         }
+        let (kind, index) = (sourceID.kind, sourceID.index)
         guard index > 0 else {
             let instead = kind == .video ? "make another the main picture" : "mute it"
             throw ControlError.conflict(nil, "\(id) times the \(kind == .video ? "picture" : "mix"): it stays while the job runs (\(instead))")
@@ -166,17 +164,16 @@ extension Pipeline: JobControl {
         }
         stop.request()
         source.interrupt()
-        statistics.changed(id, "removed", .none)
+        statistics.changed(.sourceRemoved(sourceID))
     }
 
     /// A source added while the job runs, opened as `--video` / `--audio` would open it: a video
     /// source goes where the layout puts the next one, an audio source into the mix at unity,
     /// from the next frame. Its description (with its id: v2, a1 …).
-    public func addSource(_ spec: SourceSpec, kind: StreamKind) throws -> [String: Any] {
+    public func addSource(_ spec: SourceSpec, kind: StreamKind) throws -> JobDescription.Source {
         guard controlled else { throw Self.notLive }
-        let label = try addedSources.add(spec, kind: kind)
-        let description = controlDescription()
-        return (description["sources"] as? [[String: Any]])?.first { $0["id"] as? String == label } ?? ["id": label]
+        let id = try addedSources.add(spec, kind: kind)
+        return controlDescription.source(id) ?? JobDescription.Source(id: id, name: spec.maskedDescription, state: .live)
     }
 
     /// A URL output closes its connection and connects again at once, from the newest keyframe.
@@ -185,6 +182,6 @@ extension Pipeline: JobControl {
         guard output.spec.destination.isNetwork else { throw ControlError.conflict(nil, "\(id) is not a URL output: it has no connection") }
         guard !output.removed, let connected = output.session.reconnect(output.id) else { throw ControlError.conflict(nil, "\(id) has ended") }
         guard connected else { throw ControlError.conflict(nil, "\(id) is not connected now: it reconnects by itself (GET /api shows its state)") }
-        statistics.changed(id, "reconnect", .none)
+        statistics.changed(.reconnect(output.id))
     }
 }

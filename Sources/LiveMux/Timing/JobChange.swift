@@ -1,6 +1,7 @@
 /// A change made to the running job through the control API, kept with when it was made, so
 /// that `--stats` and `/events` show it.
 public struct JobChange: Sendable, Equatable {
+    /// A value as the JSON writes it.
     public enum Value: Sendable, Equatable {
         case flag(Bool)
         case number(Double)
@@ -11,9 +12,11 @@ public struct JobChange: Sendable, Equatable {
 
     /// Seconds since the pipeline started.
     public var elapsed: Double
-    /// What was changed: a source (`a1`), an output (`o0`), `segments` or `layout`.
-    public var target: String
-    /// The setting: `mute`, `volume`, `vbitrate`, `cut`, `added`, `removed`, `reconnect`, `layout`, `main`.
-    public var setting: String
-    public var value: Value
+    public var event: JobEvent
+
+    /// What was changed (`JobEvent.target`).
+    public var target: String { event.target }
+    /// The setting (`JobEvent.setting`).
+    public var setting: String { event.setting }
+    public var value: Value { event.value }
 }
