@@ -313,7 +313,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         let all = stages.snapshots(opened) + addedSources.snapshots()
         s.sources = all.filter { $0.kind == .video } + all.filter { $0.kind == .audio }
         // Outputs added while the job runs too (issue 52, item 5).
-        s.network = (sessions + live.addedSessions).flatMap(\.networkSnapshots)
+        s.takeNetwork((sessions + live.addedSessions).flatMap(\.networkSnapshots))
         s.videoBitRate = adaptive?.current ?? videoBitRate
         return s
     }

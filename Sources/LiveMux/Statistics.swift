@@ -74,10 +74,19 @@ final class Statistics: Sendable {
     }
     /// What became of output `key` so far; nil when no output has that key.
     func outputState(_ key: String) -> OutputState? { outputs.withLock { $0.outputStates[key] } }
-    func outputStopped(_ key: String, reason: String) { updateOutputs { $0.outputStates[key] = .failed(reason) } }
+    func outputStopped(_ key: String, reason: String) {
+        updateOutputs { $0.outputStates[key] = .failed(reason) }
+        outputs.broadcast()
+    }
     /// Its trailer went out and its sink closed; a failure said before stays.
     func outputFinished(_ key: String) {
         updateOutputs { s in if s.outputStates[key]?.isFailed != true { s.outputStates[key] = .finished } }
+        outputs.broadcast()
+    }
+    /// Waits until output `key` finished or failed, at most `seconds`; its state then.
+    func waitUntilOutputEnded(_ key: String, seconds: Double) -> OutputState? {
+        let deadline = Timestamp.monotonicMicroseconds() + Int64(seconds * 1e6)
+        return outputs.withLock(waitingUntil: { $0.outputStates[key].map { !$0.isGoing } ?? true }, deadline: deadline) { s, _ in s.outputStates[key] }
     }
     func outputWrote(_ key: String, bytes: Int) { updateOutputs { $0.outputBytes[key, default: 0] += Int64(bytes) } }
     func segmentClosed(_ record: SegmentRecord) { updateOutputs { $0.segments.append(record) } }

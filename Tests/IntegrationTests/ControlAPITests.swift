@@ -552,6 +552,54 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         XCTAssertEqual(try seconds("keyc"), 6, accuracy: 0.6, "keyc from its addition")
     }
 
+    /// Issue 52, item 5: one state per output, the same in GET /api, /stats and --stats. A push
+    /// whose server is down is `reconnecting N of M` (it said `writing`) with 0 bytes (it counted
+    /// what was queued for it); an output removed answers `finished`, and a bit rate for it
+    /// afterwards is 409; a source removed answers `ended` and is not said to freeze.
+    func testStatesTellTheTruth() throws {
+        let (file, added, stats) = ("\(dir)/a.flv", "\(dir)/b.flv", "\(dir)/st.jsonl")
+        let down = try Network.freePort()
+        let job = try ServingLivemux(["record", "-t", "8", "--http", "127.0.0.1:0", "--control-key-file", keyFile, "--stats", stats,
+                                      "--video", "lavfi:testsrc2=size=320x240:rate=30", "--video", "lavfi:color=c=red:size=160x120:rate=30",
+                                      "--size", "320x240", "--no-adaptive-bitrate", "--reconnect-delay", "0.2", "--reconnect-max-delay", "0.4",
+                                      "--reconnect-attempts", "100", "-o", file, "-o", "rtmp://127.0.0.1:\(down)/live/key"], directory: dir)
+        let port = try port(job)
+        waitForMedia(port, 2)
+        let push = { () -> [String: Any] in
+            (self.call(port, "GET", "/api").json["outputs"] as? [[String: Any]] ?? []).first { $0["id"] as? String == "o1" } ?? [:]
+        }
+        XCTAssertTrue((push()["state"] as? String ?? "").hasPrefix("reconnecting "), "\(push())")
+        XCTAssertEqual(push()["bytes"] as? Int, 0, "nothing reached a socket")
+        let reply = Network.get(port: port, "/stats")
+        let page = try XCTUnwrap(reply.range(of: "\r\n\r\n").flatMap { try? JSONSerialization.jsonObject(with: Data(reply[$0.upperBound...].utf8)) } as? [String: Any])
+        let listed = (page["outputs"] as? [[String: Any]] ?? []).first { $0["id"] as? String == "o1" }
+        XCTAssertTrue((listed?["state"] as? String ?? "").hasPrefix("reconnecting "), "/stats outputs: \(String(describing: listed))")
+        XCTAssertTrue(((page["output_states"] as? [String: String])?["rtmp://127.0.0.1:\(down)/live/****"] ?? "").hasPrefix("reconnecting "), "\(page)")
+        let refused = call(port, "POST", "/api/outputs/o1/reconnect")
+        XCTAssertEqual(refused.status, 409, "\(refused.json)")
+        // An output added and removed: the answer says it finished; its bit rate can no longer be set.
+        XCTAssertEqual(call(port, "POST", "/api/outputs", body: #"{"output": "\#(added)", "vbitrate": "300k"}"#).status, 201)
+        waitForMedia(port, 3.5)
+        let removed = call(port, "DELETE", "/api/outputs/o2")
+        XCTAssertEqual(removed.status, 200, "\(removed.json)")
+        XCTAssertEqual(removed.json["state"] as? String, "finished", "\(removed.json)")
+        XCTAssertEqual(call(port, "PATCH", "/api/outputs/o2", body: #"{"vbitrate": "200k"}"#).status, 409, "o2 has ended")
+        // A source removed has ended, and left the picture: no word of a frozen picture.
+        let source = call(port, "DELETE", "/api/sources/v1")
+        XCTAssertEqual(source.status, 200, "\(source.json)")
+        XCTAssertEqual(source.json["state"] as? String, "ended", "\(source.json)")
+        _ = job.wait()
+        XCTAssertFalse(job.stderr.contains("stays on its last frame"), job.stderr)
+        XCTAssertEqual(try Tools.decodeErrors(file), "")
+        XCTAssertEqual(try Tools.decodeErrors(added), "")
+        let final = try XCTUnwrap(try TimingTests.statsLines(stats).last)
+        let states = (final["outputs"] as? [[String: Any]] ?? []).map { "\($0["id"] ?? "") \($0["state"] ?? "") \($0["bytes"] ?? "")" }
+        XCTAssertEqual(states.count, 3, "\(states)")
+        XCTAssertTrue(states[0].hasPrefix("o0 finished "), "\(states)")
+        XCTAssertTrue(states[1].hasPrefix("o1 failed: ") && states[1].hasSuffix(" 0"), "the push never connected, and sent nothing: \(states)")
+        XCTAssertTrue(states[2].hasPrefix("o2 finished "), "\(states)")
+    }
+
     /// A push asked to reconnect closes its connection and publishes again at once, from a
     /// keyframe: the server records two publishes, both decode clean, and the job ends with exit 0.
     /// A file has no connection (409).

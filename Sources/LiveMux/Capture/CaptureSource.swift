@@ -41,6 +41,11 @@ final class CaptureSource: @unchecked Sendable {
     /// "ended" once it has, else its device's state, else "live".
     var state: SourceState { ended.withLock { $0 } ? .ended : supervisor?.status.snapshot.state ?? .live }
 
+    /// Waits until `run` has returned, at most `seconds`; whether it has.
+    func waitUntilEnded(seconds: Double) -> Bool {
+        ended.withLock(waitingUntil: { $0 }, deadline: Timestamp.monotonicMicroseconds() + Int64(seconds * 1e6)) { done, _ in done }
+    }
+
     /// Opens the input and the decoders for the wanted streams; throws if one is missing.
     /// `frameRate`: the recording's frame rate (`--fps`), which a screen grab is asked for.
     /// `reopening`, `report`: what a live device that fails gets, and where its warning goes.
@@ -113,7 +118,10 @@ final class CaptureSource: @unchecked Sendable {
     /// Reads until the input ends, every encoder is done, or a stop is requested; then flushes the
     /// decoders and encoders and ends their streams. The streams end even when it throws.
     func run(stop: StopSignal) throws {
-        defer { ended.withLock { $0 = true } }
+        defer {
+            ended.withLock { $0 = true }
+            ended.broadcast()
+        }
         defer { finishEncoders() }
         defer { started(at: Timestamp.monotonicMicroseconds()) }
         let frame = try Frame()

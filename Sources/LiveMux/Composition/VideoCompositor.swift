@@ -99,7 +99,8 @@ final class VideoCompositor: FrameConsumer, @unchecked Sendable {
         first.pts = pts
         try graph.send(first, to: 0)
         for (i, input) in inputs.enumerated() {
-            let shown = try (input.frame(at: time) ?? blank[i]).reference()
+            // A source removed is out of the picture: it is not waited for, nor said to freeze.
+            let shown = try (shape.hidden.contains(i + 1) ? blank[i] : input.frame(at: time) ?? blank[i]).reference()
             shown.pts = pts
             try graph.send(shown, to: i + 1)
         }

@@ -111,7 +111,7 @@ final class LiveOutputs: @unchecked Sendable {
                 guard other.removed else {
                     throw ControlError.badRequest("output", "\(spec.destination.description) is already an output of this job (\(other.id)): give another")
                 }
-                if c.statistics.outputState(other.key) == .writing {
+                if c.statistics.outputState(other.key)?.isGoing == true {
                     throw ControlError.conflict("output", "\(other.id) is still finishing \(spec.destination.description): ask again in a moment")
                 }
             }

@@ -53,6 +53,7 @@ extension Pipeline: JobControl {
             throw ControlError.badRequest("vbitrate", "vbitrate is bits per second from 16k to 100M: 800000 or \"800k\"")
         }
         let output = try live.output(id)
+        guard !output.removed, statistics.outputState(output.key)?.isGoing == true else { throw ControlError.conflict(nil, "\(id) has ended") }
         guard let video = output.video else { throw ControlError.conflict("vbitrate", "\(id) has no video") }
         if video.adapts {
             throw ControlError.conflict("vbitrate", "\(id)'s bit rate follows its link: start it with --no-adaptive-bitrate to set it by hand")
@@ -66,6 +67,10 @@ extension Pipeline: JobControl {
         dial.set(bitRate)
         statistics.changed(.videoBitRate(output.id, bitRate))
     }
+
+    /// How long a removal's answer waits for the output or source to end: a push's close may take
+    /// `NetworkSink.closeGraceSeconds`.
+    static let endingWaitSeconds = NetworkSink.closeGraceSeconds + 2
 
     private static let notLive = ControlError.conflict(nil, "this job was started without live control: set RecordConfiguration.liveControl (livemux: --control-key-file)")
 
@@ -97,7 +102,10 @@ extension Pipeline: JobControl {
     /// closed. The last one is refused: a job with no output left would end.
     public func removeOutput(_ id: String) throws {
         guard controlled else { throw Self.notLive }
-        statistics.changed(.outputRemoved(try live.remove(id)))
+        let removed = try live.remove(id)
+        statistics.changed(.outputRemoved(removed))
+        // Answered once it ended (its trailer written, its push closed), so the answer says so.
+        _ = statistics.waitUntilOutputEnded(removed.description, seconds: Self.endingWaitSeconds)
     }
 
     /// Where the video sources go and which is the main picture (fitted to the picture's size),
@@ -165,6 +173,8 @@ extension Pipeline: JobControl {
         stop.request()
         source.interrupt()
         statistics.changed(.sourceRemoved(sourceID))
+        // Answered once its thread stopped, so the answer says `ended`.
+        _ = source.waitUntilEnded(seconds: Self.endingWaitSeconds)
     }
 
     /// A source added while the job runs, opened as `--video` / `--audio` would open it: a video

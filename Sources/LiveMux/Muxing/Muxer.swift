@@ -200,5 +200,9 @@ public final class Muxer: @unchecked Sendable {
     public var warnings: [MuxerWarning: Int] { warningCounter.snapshot }
 
     /// Counters: packets in, dropped, bytes out, media time.
-    public var statisticsSnapshot: StatisticsSnapshot { statistics.snapshot }
+    public var statisticsSnapshot: StatisticsSnapshot {
+        var s = statistics.snapshot
+        s.takeNetwork(session.networkSnapshots)
+        return s
+    }
 }

@@ -28,6 +28,8 @@ final class LinkWatcher: Sendable {
         /// A connection is up and has taken the header. Only then do its samples steer the bit
         /// rate: the backlog of an output that is not connected says nothing about any link.
         var connected = false
+        /// Bytes the connections took (written to their sockets): all that reached the network.
+        var sentBytes: Int64 = 0
     }
 
     /// How often the link is sampled (µs): often enough to tell a busy link from an idle one
@@ -48,7 +50,8 @@ final class LinkWatcher: Sendable {
     var snapshot: NetworkOutputSnapshot {
         state.withLock { s in
             NetworkOutputSnapshot(id: id.description, name: name, backlogMs: s.link.status.backlogMs, linkKbps: s.link.status.linkBps / 1000,
-                                  latencySkips: s.link.latencySkips, kernelVisible: s.link.socket != nil, state: s.connection)
+                                  latencySkips: s.link.latencySkips, kernelVisible: s.link.socket != nil, state: s.connection,
+                                  sentBytes: s.link.sentBytes)
         }
     }
 
@@ -76,7 +79,10 @@ final class LinkWatcher: Sendable {
 
     func didWrite(_ chunk: Chunk) {
         let video = if case .media(.video, _, _) = chunk.kind { true } else { false }
-        state.withLock { $0.link.monitor.didWrite(video: video) }
+        state.withLock { s in
+            s.link.monitor.didWrite(video: video)
+            s.link.sentBytes += Int64(chunk.count)
+        }
     }
 
     /// The writer thread has returned; wakes `close`, which waits for it.

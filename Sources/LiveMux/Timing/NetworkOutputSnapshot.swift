@@ -14,4 +14,6 @@ public struct NetworkOutputSnapshot: Sendable, Equatable {
     /// Whether the kernel's send queue is read (a TCP socket was found), not only the output's queue.
     public var kernelVisible: Bool
     public var state: ConnectionState
+    /// Bytes its connections took: what reached the network (a push that never connected sent none).
+    public var sentBytes: Int64 = 0
 }

@@ -23,6 +23,22 @@ public struct StatisticsSnapshot: Sendable {
     /// What became of each output so far, by key.
     public var outputStates: [String: OutputState] = [:]
 
+    /// Takes each URL output's link and connection, and tells the truth of each output from one
+    /// place: a URL output still going is `connecting`, `writing` or `reconnecting N of M` as its
+    /// connection is, and its bytes are those its connections took, not those queued for it.
+    public mutating func takeNetwork(_ outputs: [NetworkOutputSnapshot]) {
+        network = outputs
+        for o in outputs {
+            outputBytes[o.id] = o.sentBytes
+            guard outputStates[o.id]?.isGoing == true else { continue }
+            switch o.state {
+            case .connecting: outputStates[o.id] = .connecting
+            case .reconnecting(let attempt, let of): outputStates[o.id] = .reconnecting(attempt: attempt, of: of)
+            case .live, .givenUp, .ended: outputStates[o.id] = .writing  // given up or ended: the mux thread says how it ended
+            }
+        }
+    }
+
     /// How output `key` is named where outputs are listed by name (`output_states`): its label,
     /// with its key when another output has the same label.
     public func outputName(_ key: String) -> String {
