@@ -11,6 +11,8 @@ public protocol LiveJob: AnyObject, Sendable {
     var statisticsSnapshot: StatisticsSnapshot { get }
     /// With live viewers: the URLs they open (with the port bound, if 0 was asked for).
     var viewerURLs: [String] { get }
+    /// With live viewers: what a browser plays (`/live.mp4`, HLS at `/live.m3u8`), when the codecs allow.
+    var browserURLs: [String] { get }
     /// With an HTTP server (`--listen`, `--http`): the dashboard's page.
     var dashboardURL: String? { get }
 }

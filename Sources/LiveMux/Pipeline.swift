@@ -301,6 +301,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
 
     /// `livemux serve`: the URLs viewers can open (with the port bound, if 0 was asked for).
     public var viewerURLs: [String] { sessions.flatMap(\.viewerURLs) }
+    public var browserURLs: [String] { sessions.flatMap(\.browserURLs) }
     public var dashboardURL: String? { sessions.lazy.compactMap(\.dashboardURL).first }
 
     public var statisticsSnapshot: StatisticsSnapshot {
@@ -312,6 +313,10 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         s.devices = (sources + added.map(\.source)).compactMap { $0.deviceStatus?.snapshot }
         let all = stages.snapshots(opened) + addedSources.snapshots()
         s.sources = all.filter { $0.kind == .video } + all.filter { $0.kind == .audio }
+        let volumes = gains?.all ?? []
+        for i in s.sources.indices where s.sources[i].kind == .audio {
+            if let id = SourceID(s.sources[i].label), volumes.indices.contains(id.index) { s.sources[i].muted = volumes[id.index].muted }
+        }
         // Outputs added while the job runs too (issue 52, item 5).
         s.takeNetwork((sessions + live.addedSessions).flatMap(\.networkSnapshots))
         s.videoBitRate = adaptive?.current ?? videoBitRate

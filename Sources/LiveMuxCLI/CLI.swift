@@ -206,6 +206,9 @@ public enum CLI {
         if !job.viewerURLs.isEmpty {
             Terminal.write("serving viewers at \(job.viewerURLs.map(shown).joined(separator: " and "))\n")
         }
+        if !job.browserURLs.isEmpty {
+            Terminal.write("browsers play \(job.browserURLs.map(shown).joined(separator: " and "))\n")
+        }
         if let dashboard = job.dashboardURL { Terminal.write("dashboard at \(shown(dashboard))\n") }
         // Masked even without -q: the control key changes the job, and who started it has it in its file.
         if let control, let dashboard = job.dashboardURL {

@@ -94,6 +94,7 @@ final class ProgressLine: @unchecked Sendable {
         // Each audio source's level, and a device that is away by its state.
         let named = s.sources.compactMap { source -> String? in
             if source.state == .reopening || source.state == .leftOut { return "\(source.label)=\(source.state.description.replacingOccurrences(of: " ", with: "-"))" }
+            if source.muted { return "\(source.label)=muted" }
             return source.peakDBFS.map { String(format: "%@=%.0fdB", source.label, $0) }
         }
         if !named.isEmpty { extra += " " + named.joined(separator: " ") }

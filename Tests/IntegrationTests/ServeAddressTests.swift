@@ -21,6 +21,9 @@ final class ServeAddressTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(serve.wait(), 0)
         let text = serve.stderr
         XCTAssertEqual(text.components(separatedBy: "serving viewers at").count, 2, "printed once: \(text)")
+        // What a browser plays is named too (issue 52, item 10): the fragmented MP4 and HLS.
+        let base = flv.replacingOccurrences(of: "/live.flv", with: "")
+        XCTAssertTrue(text.contains("browsers play \(base)/live.mp4 and \(base)/live.m3u8\n"), text)
         XCTAssertFalse(text.contains("warning:"), "loopback: no warning: \(text)")
     }
 
@@ -43,7 +46,8 @@ final class ServeAddressTests: TemporaryDirectoryTestCase {
             XCTAssertEqual(serve.dashboardURL(), base + "/" + query, serve.stderr)
             if keyArgs.isEmpty { XCTAssertTrue(Network.get(port: try XCTUnwrap(Int(base.split(separator: ":").last ?? "")), "/").hasPrefix("HTTP/1.1 200"), base) }
             XCTAssertEqual(serve.wait(), 0, serve.stderr)
-            XCTAssertEqual(serve.stderr.split(separator: "\n").count, 2, "the URLs alone: \(serve.stderr)")
+            XCTAssertEqual(serve.stderr.split(separator: "\n").count, 3, "the URLs alone: \(serve.stderr)")
+            XCTAssertTrue(serve.stderr.contains("browsers play \(base)/live.mp4\(query) and \(base)/live.m3u8\(query)\n"), serve.stderr)
             XCTAssertFalse(serve.stderr.contains("vi3wer"), serve.stderr)
         }
     }

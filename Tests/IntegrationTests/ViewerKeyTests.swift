@@ -51,7 +51,7 @@ final class ViewerKeyTests: TemporaryDirectoryTestCase {
 
         XCTAssertEqual(serve.wait(), 0, serve.stderr)
         let withKey = serve.stderr.split(separator: "\n").filter { $0.contains(key) }
-        XCTAssertEqual(withKey.map { String($0.prefix { $0 != ":" }) }, ["serving viewers at http", "dashboard at http"],
+        XCTAssertEqual(withKey.map { String($0.prefix { $0 != ":" }) }, ["serving viewers at http", "browsers play http", "dashboard at http"],
                        "only the start lines of URLs carry the key: \(serve.stderr)")
     }
 

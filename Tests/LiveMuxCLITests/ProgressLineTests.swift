@@ -29,6 +29,14 @@ final class ProgressLineTests: XCTestCase {
                       ProgressLine.format(s))
     }
 
+    /// A source muted through the control API says so, not a level nobody hears (issue 52, item 10).
+    func testAMutedSourceSaysMuted() {
+        var s = StatisticsSnapshot()
+        s.sources = [SourceSnapshot(label: "a0", kind: .audio, name: "lavfi:sine", state: .live, peakDBFS: -21),
+                     SourceSnapshot(label: "a1", kind: .audio, name: "lavfi:sine", state: .live, peakDBFS: -18, muted: true)]
+        XCTAssertTrue(ProgressLine.format(s).hasSuffix(" a0=-21dB a1=muted"), ProgressLine.format(s))
+    }
+
     /// Once every source ended the run is over but for its trailers: a periodic line then would
     /// come just before the last one with other numbers (issue 42, item 9), so none is printed.
     func testNoPeriodicLineOnceEverySourceEnded() {

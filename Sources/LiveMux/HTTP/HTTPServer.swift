@@ -103,6 +103,12 @@ final class HTTPServer: @unchecked Sendable {
     /// The dashboard's page, with the viewer key when there is one (without it: 403).
     var dashboardURL: String { url("/") }
 
+    /// The browsers' stream and its HLS playlist, when the session makes them (not for HEVC).
+    var browserURLs: [String] {
+        guard let fan = fanOuts[BrowserStream.path], !fan.hub.isClosed else { return [] }
+        return [url(BrowserStream.path)] + (hls != nil ? [url(HLSPlaylist.playlistPath)] : [])
+    }
+
     /// A URL of this server that passes `access`: the key's query when there is one.
     private func url(_ path: String) -> String {
         "http://\(address.description)\(path)" + (access.map { "?" + $0.keyQuery } ?? "")

@@ -70,6 +70,9 @@ final class StreamHub: ChunkSink, Sendable {
         state.broadcast()
     }
 
+    /// Whether `close` was called: the stream has ended, or never began (a codec it cannot carry).
+    var isClosed: Bool { state.withLock { $0.closed } }
+
     /// Ends the stream for its viewers: they receive what is queued and the end; the loop cuts off
     /// any still there after `closeGraceSeconds`. Waits for that (not at all without a running loop).
     func close() throws {

@@ -199,6 +199,7 @@ final class MuxSession: @unchecked Sendable {
 
     /// `livemux serve`: the URLs viewers can open (with the port bound, if 0 was asked for).
     var viewerURLs: [String] { server?.viewerURLs ?? [] }
+    var browserURLs: [String] { server?.browserURLs ?? [] }
 
     /// The dashboard's page, when the session serves (`--listen`, `--http`).
     var dashboardURL: String? { server?.dashboardURL }

@@ -284,6 +284,7 @@ public final class FileMuxJob: LiveJob, @unchecked Sendable {
 
     /// With `--listen`: the URLs viewers can open (with the port bound, if 0 was asked for).
     public var viewerURLs: [String] { session.viewerURLs }
+    public var browserURLs: [String] { session.browserURLs }
     public var dashboardURL: String? { session.dashboardURL }
 
     /// Counters for the progress line.

@@ -8,4 +8,6 @@ public struct SourceSnapshot: Sendable, Equatable {
     public var state: SourceState
     /// Audio: the peak of the last whole second (dBFS, −100 is silence); nil before one.
     public var peakDBFS: Double?
+    /// Audio: muted through the control API (its level is then not heard in the mix).
+    public var muted = false
 }
