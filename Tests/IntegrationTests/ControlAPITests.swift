@@ -420,6 +420,43 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
               + " viewer's longest gap \(String(format: "%.3f", gaps.max() ?? 0)) s over \(during.count) reads")
     }
 
+    /// Issue 52, item 6: with segments on, an output added live follows the command line's rules:
+    /// a numbered name is cut into segments of its own (it was written as one file named
+    /// `side-%03d.flv`), which --segment-list leaves out; a plain name is refused as -o's is.
+    func testAnOutputAddedWhileSegmentsAreOnIsCut() throws {
+        let list = "\(dir)/seg.ffconcat"
+        let job = try ServingLivemux(["record", "-q", "-t", "7", "--http", "127.0.0.1:0", "--control-key-file", keyFile, "--size", "320x240",
+                                      "--segment-time", "2", "--segment-list", list, "-o", "\(dir)/seg-%03d.flv"], directory: dir)
+        let port = try port(job)
+        waitForMedia(port, 1)
+        let plain = call(port, "POST", "/api/outputs", body: #"{"output": "\#(dir)/side.flv"}"#)
+        XCTAssertEqual(plain.status, 400, "\(plain.json)")
+        XCTAssertEqual(plain.json["field"] as? String, "output")
+        XCTAssertTrue((plain.json["error"] as? String ?? "").contains("names one file"), "\(plain.json)")
+        let cut = call(port, "POST", "/api/outputs", body: #"{"output": "\#(dir)/side-%03d.flv"}"#)
+        XCTAssertEqual(cut.status, 201, "\(cut.json)")
+        // A URL output keeps the job going while both files are removed: then nothing is left to cut.
+        let push = call(port, "POST", "/api/outputs", body: #"{"output": "tcp://127.0.0.1:9/x", "format": "flv"}"#)
+        XCTAssertEqual(push.status, 201, "\(push.json)")
+        waitForMedia(port, 5)
+        XCTAssertEqual(call(port, "POST", "/api/segments/cut").status, 202)
+        XCTAssertEqual(call(port, "DELETE", "/api/outputs/o0").status, 200)
+        XCTAssertEqual(call(port, "DELETE", "/api/outputs/o1").status, 200)
+        XCTAssertEqual(call(port, "POST", "/api/segments/cut").status, 409, "no file output left to cut")
+        _ = job.wait()  // the push to a closed port failed: exit 1, the files are whole
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "\(dir)/side-%03d.flv"), "no file named as the pattern")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "\(dir)/side.flv"), "nothing created for the refused one")
+        let sides = try FileManager.default.contentsOfDirectory(atPath: dir).filter { $0.hasPrefix("side-") }.sorted()
+        XCTAssertGreaterThanOrEqual(sides.count, 2, "\(sides)")
+        for name in sides {
+            XCTAssertEqual(try Tools.decodeErrors("\(dir)/\(name)"), "", name)
+            XCTAssertLessThanOrEqual(try XCTUnwrap(try Tools.probe("\(dir)/\(name)").format.seconds), 2.6, "\(name) is one segment")
+        }
+        let listed = try String(contentsOfFile: list, encoding: .utf8)
+        XCTAssertFalse(listed.contains("side-"), "the list is the given output's: \(listed)")
+        XCTAssertTrue(listed.contains("seg-000.flv"), listed)
+    }
+
     /// What the hanging-open test's threads saw: when the viewer's reads returned, and the answer.
     private final class Seen: @unchecked Sendable {
         let lock = NSLock()

@@ -96,7 +96,7 @@ final class LiveOutputs: @unchecked Sendable {
         for q in queues { StreamKind.allCases.forEach(q.end) }
     }
 
-    /// Adds an output; its id. Throws a `ControlError` having created nothing. An output still
+    /// Adds an output. Throws a `ControlError` having created nothing. An output still
     /// writing, or removed and still finishing, is refused: a second writer would destroy what the
     /// first wrote.
     func add(_ spec: OutputSpec, overwrite: Bool) throws -> JobOutput {
@@ -105,7 +105,9 @@ final class LiveOutputs: @unchecked Sendable {
             guard case .file(let a) = d, case .file(let b) = spec.destination else { return d == spec.destination }
             return FileIdentity(a) == FileIdentity(b)
         }
-        let claim = spec.destination.filePath.map { ClaimedFile($0, option: Self.addedLabel) }
+        let claim = spec.destination.filePath.map {
+            ClaimedFile($0, option: Self.addedLabel, segmented: c.outputs.segments != nil && SegmentName($0).isNumbered)
+        }
         let taken = { (s: State) throws in
             if let other = s.outputs.first(where: { same($0.spec.destination) }) {
                 guard other.removed else {
@@ -124,7 +126,10 @@ final class LiveOutputs: @unchecked Sendable {
         try state.withLock { try taken($0) }
         var outputs = c.outputs
         outputs.destinations = [spec]
-        (outputs.listen, outputs.controlAccess, outputs.segments) = (nil, nil, nil)
+        (outputs.listen, outputs.controlAccess) = (nil, nil)
+        // A file is cut as the command line's are (a plain name is refused, as -o's is); its
+        // segments are its own, and so not in --segment-list.
+        outputs.segments = spec.destination.filePath == nil ? nil : c.outputs.segments.map(SegmentPlan.init(joining:))
         outputs.overwriteFiles = overwrite
         do { try outputs.validate() } catch { throw ControlError.badRequest("output", ExplainedError.describe(error).message) }
         if spec.destination == .standardOutput { throw ControlError.badRequest("output", "stdout is an output of the command line only") }

@@ -42,6 +42,10 @@ extension Pipeline: JobControl {
         guard let segments else {
             throw ControlError.conflict(nil, "no output is cut into segments: start the recording with --segment-time (or --segment-size)")
         }
+        // With segments on every file output is cut: one still writing must be left.
+        guard live.all.contains(where: { !$0.removed && $0.spec.destination.filePath != nil }) else {
+            throw ControlError.conflict(nil, "no output cut into segments is left: every file output was removed")
+        }
         segments.requestCut()
         statistics.changed(.segmentsCut)
     }

@@ -16,7 +16,9 @@ public final class SegmentPlan: Sendable {
     /// Told of a kept segment's path when the ring deletes it before its time, to make room on a
     /// full disk (the CLI drops it from `--segment-list`).
     let onDeletedEarly: (@Sendable (String) -> Void)?
-    private let state = Locked<(anchor: Int64?, requests: Int)>((nil, 0))
+    private let anchor = Locked<Int64?>(nil)
+    /// Cuts asked for: shared with the plans of outputs added while the job runs (`joining`).
+    private let requests: Locked<Int>
     /// The local time zone's offset from UTC (µs), so clock periods start at local midnight, as
     /// ffmpeg's `segment_atclocktime` does.
     private let localOffset: Int64
@@ -26,23 +28,38 @@ public final class SegmentPlan: Sendable {
         self.policy = policy
         self.onClosed = onClosed
         self.onDeletedEarly = onDeletedEarly
+        requests = Locked(0)
+        localOffset = Self.localOffset()
+    }
+
+    /// The plan of an output added while the job runs: the job's policy and the cuts asked of it,
+    /// on a clock anchored at the output's own first packet (its media time starts there), and
+    /// nobody told of its segments (`--segment-list` lists one output's).
+    init(joining job: SegmentPlan) {
+        policy = job.policy
+        (onClosed, onDeletedEarly) = (nil, nil)
+        requests = job.requests
+        localOffset = job.localOffset
+    }
+
+    private static func localOffset() -> Int64 {
         var now = time(nil), local = tm()
-        localOffset = localtime_r(&now, &local) != nil ? Int64(local.tm_gmtoff) * 1_000_000 : 0
+        return localtime_r(&now, &local) != nil ? Int64(local.tm_gmtoff) * 1_000_000 : 0
     }
 
     /// Closes the current segments at the next video keyframe; the encoder makes the next frame one.
-    public func requestCut() { state.withLock { $0.requests += 1 } }
+    public func requestCut() { requests.withLock { $0 += 1 } }
 
     /// How many cuts were asked for so far: each reader remembers how many it served.
-    var cutRequests: Int { state.withLock { $0.requests } }
+    var cutRequests: Int { requests.withLock { $0 } }
 
     /// The wall clock (µs since 1970) at media time `t` (µs): the clock when the first caller asked
     /// (the first frame encoded, or the first packet muxed) was at its media time, plus the media
     /// time since. A fast recording (`--no-realtime`) is so named and cut as if it ran live.
     func wallClock(atMedia t: Int64) -> Int64 {
-        state.withLock { s in
-            if s.anchor == nil { s.anchor = Timestamp.wallClockMicroseconds() - t }
-            return s.anchor! + t
+        anchor.withLock { a in
+            if a == nil { a = Timestamp.wallClockMicroseconds() - t }
+            return a! + t
         }
     }
 
