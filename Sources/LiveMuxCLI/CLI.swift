@@ -23,7 +23,8 @@ public enum CLI {
       report    read a recording back: streams, GOP, bit rate, interleaving; --svg timeline
       repair    finalise a recording cut off by SIGKILL or a power loss (no duration, no index)
                 try: livemux repair rec.asf   (writes rec.repaired.asf)
-      ctl       change a running record or serve (mute, volume, an output's bit rate, a cut)
+      ctl       change a running record or serve (sources and outputs added and removed,
+                mute, volume, an output's bit rate, a reconnect, the layout, a cut)
                 through its control API: livemux ctl --key-file key.txt list
 
     Run 'livemux help <command>' or 'livemux <command> --help' for the options of a command,

@@ -64,7 +64,7 @@ struct CtlCommand {
                 words.append(arg)
             }
         }
-        guard let verb = words.first else { throw UsageError("ctl needs a command: list, mute, unmute, volume, vbitrate, cut, outputs, reconnect, main or layout (see livemux help ctl)") }
+        guard let verb = words.first else { throw UsageError("ctl needs a command: list, mute, unmute, volume, vbitrate, cut, outputs, sources, reconnect, main or layout (see livemux help ctl)") }
         let args = Array(words.dropFirst())
         func expect(_ count: Int, _ usage: String) throws {
             guard args.count == count else { throw UsageError("usage: livemux ctl \(usage)") }
@@ -162,10 +162,17 @@ struct CtlCommand {
         guard let keyFile else { throw UsageError("ctl needs the control key: --key-file FILE (the job's --control-key-file)") }
         let key = try SecretFile.firstLine(of: keyFile, option: "--key-file ", what: "the control key")
         let (status, answer) = try ControlClient(url: url, key: key).send(method, path, json: body)
+        let said = try? JSONSerialization.jsonObject(with: answer)
         guard (200..<300).contains(status) else {
-            let said = (try? JSONSerialization.jsonObject(with: answer)) as? [String: Any]
-            throw LiveMuxError.output("\(said?["error"] as? String ?? String(decoding: answer, as: UTF8.self)) (HTTP \(status))")
+            // A job's server without the API answers /api as any unknown path: in text, not JSON.
+            if status == 404, said == nil {
+                throw LiveMuxError.output("the job at \(url) has no control API: start it with --control-key-file FILE (record: with --http HOST:PORT too)")
+            }
+            let error = (said as? [String: Any])?["error"] as? String
+            throw LiveMuxError.output("\(error ?? String(decoding: answer, as: UTF8.self)) (HTTP \(status))")
         }
-        FileHandle.standardOutput.write(answer)
+        // For a person at a terminal as much as a script: indented, slashes as they are.
+        let shown = said.flatMap { try? JSONSerialization.data(withJSONObject: $0, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) }
+        FileHandle.standardOutput.write((shown ?? answer) + Data("\n".utf8))
     }
 }

@@ -14,8 +14,9 @@ enum Values {
         case "g", "G": multiplier = 1e9; number = number.dropLast()
         default: break
         }
-        guard let v = Double(number), v.isFinite, v > 0, v * multiplier >= 1000, v * multiplier <= 1e9 else {
-            throw UsageError("\(option) takes a bit rate such as 2M, 800k or 128000 (1k to 1G), not '\(text)'")
+        guard let v = Double(number), v.isFinite, v > 0, v * multiplier >= Double(BitRates.range.lowerBound),
+              v * multiplier <= Double(BitRates.range.upperBound) else {
+            throw UsageError("\(option) takes a bit rate such as 2M, 800k or 128000 (\(BitRates.described)), not '\(text)'")
         }
         return Int((v * multiplier).rounded())
     }

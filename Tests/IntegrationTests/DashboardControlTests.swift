@@ -56,7 +56,7 @@ final class DashboardControlTests: TemporaryDirectoryTestCase {
 
         let mute = #"[data-control="mute-a1"]"#, message = #"[data-control="message"]"#
         let dom = "\(dir)/dom.html"
-        let badRate = #"vbitrate is bits per second from 16k to 100M: 800000 or "800k""#
+        let badRate = #"vbitrate is bits per second from 1k to 1G: 800000 or "800k""#
         let browser = try Browser.open(page + "#control=" + key, [
             "--click", mute, "--text", mute, "unmute",
             "--set", #"[data-control="volume-a0"]"#, "\(Self.volume)",

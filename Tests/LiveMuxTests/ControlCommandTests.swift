@@ -30,9 +30,10 @@ final class ControlCommandTests: XCTestCase {
             ("PATCH", "/api/sources/a1", #"{"mute": 1}"#, "400 Bad Request", "mute"),
             ("PATCH", "/api/sources/a1", #"{"loud": true}"#, "400 Bad Request", "loud"),
             ("POST", "/api/sources", #"{"video": "a", "audio": "b"}"#, "400 Bad Request", "audio"),
-            ("PATCH", "/api/outputs/o1", #"{"vbitrate": "1k"}"#, "400 Bad Request", "vbitrate"),
+            ("PATCH", "/api/outputs/o1", #"{"vbitrate": "0.5k"}"#, "400 Bad Request", "vbitrate"),
             ("POST", "/api/outputs", #"{"output": "x.mp4"}"#, "400 Bad Request", "format"),
-            ("GET", "/api/outputs", "", "405 Method Not Allowed", "POST"),
+            ("GET", "/api/outputs", "", "405 Method Not Allowed", nil),
+            ("DELETE", "/api", "", "405 Method Not Allowed", nil),
             ("GET", "/api/nothing", "", "404 Not Found", nil),
         ] as [(String, String, String, String, String?)] {
             XCTAssertThrowsError(try command(method, path, body), "\(method) \(path) \(body)") {

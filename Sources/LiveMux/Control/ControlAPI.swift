@@ -15,7 +15,8 @@ final class ControlAPI: Sendable {
     static let maxBodyBytes = 64 << 10
     /// Linear gain a source may be given: +24 dB.
     static let maxVolume = 16.0
-    static let bitRates = 16_000...100_000_000
+    /// What a volume refused is told (ctl takes decibels too, which it turns into a gain).
+    static let volumeRange = "volume is a linear gain from 0 to 16, that is at most +24 dB: 1 is as captured, 0.5 is -6 dB"
 
     init(access: ControlAccess) { self.access = access }
 
@@ -40,7 +41,7 @@ final class ControlAPI: Sendable {
             return Self.json(status, answer)
         } catch let error as ControlError {
             var extra = ""
-            if error.status.hasPrefix("405") { extra = "Allow: \(error.field ?? "")\r\n" }
+            if let allowed = error.allowed { extra = "Allow: \(allowed)\r\n" }
             return Self.json(error.status, error.jsonObject, extra: extra)
         } catch {
             return Self.json("500 Internal Server Error", ["error": "\(error)"])
@@ -154,7 +155,7 @@ final class ControlAPI: Sendable {
 
     private static func allow(_ method: String, _ allowed: String) throws {
         guard allowed.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == method }) else {
-            throw ControlError(status: "405 Method Not Allowed", field: allowed, message: "\(method) is not taken here: \(allowed)")
+            throw ControlError(status: "405 Method Not Allowed", field: nil, message: "\(method) is not taken here: \(allowed)", allowed: allowed)
         }
     }
 
@@ -179,7 +180,7 @@ final class ControlAPI: Sendable {
 
     private static func volume(_ value: Any) throws -> Double {
         guard !isBoolean(value), let v = (value as? NSNumber)?.doubleValue, v.isFinite, (0...maxVolume).contains(v) else {
-            throw ControlError.badRequest("volume", "volume is a linear gain from 0 to \(Int(maxVolume)): 1 is as captured, 0.5 is -6 dB")
+            throw ControlError.badRequest("volume", volumeRange)
         }
         return v
     }
@@ -194,8 +195,8 @@ final class ControlAPI: Sendable {
             rate = Double(scale == 1 ? Substring(s) : s.dropLast()).map { $0 * scale }
         }
         // Compared as a Double first: Int(_:) traps on a value past Int's range (-1e308).
-        guard let rate, rate >= Double(bitRates.lowerBound), rate <= Double(bitRates.upperBound) else {
-            throw ControlError.badRequest("vbitrate", "vbitrate is bits per second from 16k to 100M: 800000 or \"800k\"")
+        guard let rate, rate >= Double(BitRates.range.lowerBound), rate <= Double(BitRates.range.upperBound) else {
+            throw ControlError.badRequest("vbitrate", "vbitrate is bits per second from \(BitRates.described): 800000 or \"800k\"")
         }
         return Int(rate)
     }

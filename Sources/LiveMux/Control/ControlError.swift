@@ -4,6 +4,8 @@ public struct ControlError: Error, Equatable, CustomStringConvertible {
     public let status: String
     public let field: String?
     public let message: String
+    /// A method not allowed: the methods the path takes (its `Allow` header).
+    public var allowed: String? = nil
 
     public var description: String { message }
 

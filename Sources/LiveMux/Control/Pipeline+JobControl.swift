@@ -30,7 +30,7 @@ extension Pipeline: JobControl {
         }
         guard volume != nil || muted != nil else { throw ControlError.badRequest(nil, "give the field to change: {\"mute\": true} or {\"volume\": 0.5}") }
         if let volume, !(0...ControlAPI.maxVolume).contains(volume) {
-            throw ControlError.badRequest("volume", "volume is a linear gain from 0 to \(Int(ControlAPI.maxVolume)): 1 is as captured, 0.5 is -6 dB")
+            throw ControlError.badRequest("volume", ControlAPI.volumeRange)
         }
         _ = gains.set(id.index, volume: volume, muted: muted)
         if let volume { statistics.changed(.volume(id, volume)) }
@@ -53,8 +53,8 @@ extension Pipeline: JobControl {
     /// Output `output`'s (`o0`, `o1` … in the order given, then those added) video bit rate, in
     /// bits per second, from its next frame; refused when it shares its encode or follows its link.
     public func setVideoBitRate(output id: String, _ bitRate: Int) throws {
-        guard ControlAPI.bitRates.contains(bitRate) else {
-            throw ControlError.badRequest("vbitrate", "vbitrate is bits per second from 16k to 100M: 800000 or \"800k\"")
+        guard BitRates.range.contains(bitRate) else {
+            throw ControlError.badRequest("vbitrate", "vbitrate is bits per second from \(BitRates.described): 800000 or \"800k\"")
         }
         let output = try live.output(id)
         guard !output.removed, statistics.outputState(output.key)?.isGoing == true else { throw ControlError.conflict(nil, "\(id) has ended") }
