@@ -63,9 +63,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
             given(message)
         }
         let wantVideo = config.recordVideo, wantAudio = config.recordAudio
-        var kinds: [StreamKind] = []
-        if wantVideo { kinds.append(.video) }
-        if wantAudio { kinds.append(.audio) }
+        let kinds = [wantVideo ? StreamKind.video : nil, wantAudio ? .audio : nil].compactMap { $0 }
 
         // Sources first: a missing device is the likeliest mistake.
         let opened = try RecordingSources(config, report: report)
@@ -86,41 +84,9 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
                      wakeBatch: unpaced ? 16 : 1, startAtZero: true)
         }
         let timeline = Timeline(videoSetsBase: wantVideo, separateThreads: opened.video.first !== opened.audio.first)
-        // Each stream keeps its first source's format unless the options ask for another.
-        let sourceFormat = { (kind: StreamKind) in (kind == .video ? opened.video : opened.audio).first?.format ?? SourceFormat() }
-        var videoFormat = wantVideo ? VideoFormat.resolve(config.video, source: sourceFormat(.video), report: report) : nil
-        let audioFormat = wantAudio ? AudioFormat.resolve(config.audio, source: sourceFormat(.audio), report: report) : nil
-        // Several sources of a kind, or filters: graphs between the sources and the encoders. A
-        // graph that makes another size (side by side, a crop) sets the picture's, unless --size.
-        let graphs = try SourceGraphs(opened, composition: config.composition, videoFormat: videoFormat, audioFormat: audioFormat,
-                                      live: controlled)
-        if let size = graphs.videoOutputSize, config.video.width == nil {
-            (videoFormat!.width, videoFormat!.height) = (size.width & ~1, size.height & ~1)
-            if let warning = Self.oddSizeWarning(size, config.composition) { report(warning) }
-        }
-        // One encode per distinct setting, each feeding the sessions that use it; only the first
-        // URL output's (and those that ask the same) follows the link.
-        let tee = { (uses: (EncodePlan.Session) -> Bool) in
-            let feeds = plan.sessions.indices.filter { uses(plan.sessions[$0]) }
-            return PacketTee(queues: feeds.map { queues[$0] }, sessions: feeds, statistics: statistics)
-        }
-        // With the control API, every lane's bit rate can be dialled.
-        let lanes: [VideoLane] = try videoFormat.map { base in
-            try plan.videoEncodes.enumerated().map { i, encode in
-                let settings = encode.settings
-                var format = base
-                if let w = settings.width, let h = settings.height { (format.width, format.height) = (w, h) }
-                if let fps = settings.fps { format.fps = fps }
-                let target: BitRateTarget? = encode.adapts ? adaptive : controlled ? BitRateDial(settings.bitRate) : nil
-                return try VideoLane(settings: settings, format: format, tee: tee { $0.video == i }, target: target,
-                                     statistics: statistics, quiet: quiet)
-            }
-        } ?? []
-        let audioLanes: [AudioLane] = try audioFormat.map { format in
-            try plan.audioEncodes.enumerated().map { i, settings in
-                try AudioLane(settings: settings, format: format, tee: tee { $0.audio == i }, statistics: statistics)
-            }
-        } ?? []
+        let (videoFormat, audioFormat, graphs) = try Self.formats(config, opened, live: controlled, report: report)
+        let (lanes, audioLanes) = try Self.encodes(plan, videoFormat: videoFormat, audioFormat: audioFormat, queues: queues, adaptive: adaptive,
+                                                   dialled: controlled, statistics: statistics, quiet: quiet)
         // Frames for the dashboard's snapshot, when there is a dashboard.
         let frames = wantVideo && config.outputs.listen != nil ? FrameTap() : nil
         let video = videoFormat.map { VideoEncoder(format: $0, lanes: lanes, timeline: timeline, statistics: statistics, duration: config.duration,
@@ -133,29 +99,9 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         // The outputs in the order given, before each session names its own.
         outputList = config.outputs.destinations.map { ($0.id!.description, $0.destination.description) }
         statistics.outputsGiven(outputList)
-        // Live (pipe) ASF gets small packets: a payload waits in the open ASF packet until later
-        // ones fill it, so 1400 bytes instead of 3200 cut that wait (docs/latency.md).
-        sessions = try outputGroups.indices.map { i in
-            var streams: [ContainerWriter.StreamDescription] = []
-            if let v = plan.sessions[i].video, !lanes.isEmpty { streams.append(try lanes[v].streamDescription()) }
-            if let a = plan.sessions[i].audio, !audioLanes.isEmpty { streams.append(try audioLanes[a].streamDescription()) }
-            return try MuxSession(queue: queues[i], outputs: outputGroups[i], streams: streams,
-                                  streamingASFPacketSize: MuxSession.liveASFPacketSize, statistics: statistics, index: i,
-                                  adaptive: plan.sessions[i].video.map { plan.videoEncodes[$0].adapts } == true ? adaptive : nil, report: report)
-        }
-        // Video encodes on a thread of its own, overlapping capture; audio is cheap enough to
-        // encode on its capture thread. A live screen or camera is never kept waiting by a slow
-        // frame's encode: a grab that waits is taken late, and shows a later instant than its slot.
-        let liveVideo = sources.contains { $0.isLive && $0.streamKinds.contains(.video) }
-        let videoConsumer = stages.video.map {
-            EncoderThread($0, name: "livemux-encode-video", capacity: liveVideo ? Self.liveVideoQueueFrames : 1)
-        }
-        for source in sources {
-            let v = opened.video.firstIndex { $0 === source }, a = opened.audio.firstIndex { $0 === source }
-            let video: FrameConsumer? = v.flatMap { $0 == 0 ? videoConsumer as FrameConsumer? : stages.videoInputs[$0 - 1] }
-            let audio: FrameConsumer? = a.flatMap { $0 == 0 ? stages.audio as FrameConsumer? : stages.audioInputs[$0 - 1] }
-            source.attach(video: video, audio: audio, timeline: timeline)
-        }
+        sessions = try Self.muxSessions(plan, outputs: outputGroups, queues: queues, lanes: (lanes, audioLanes), adaptive: adaptive,
+                                        statistics: statistics, report: report)
+        let videoConsumer = Self.attach(opened, to: stages, timeline: timeline)
         self.opened = opened
         self.stages = stages
         self.controlled = controlled
@@ -163,35 +109,10 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         segments = config.outputs.segments
         layout = Locked((config.composition.layout, 0, []))
         sourceStops = sources.map { _ in StopSignal() }
-        let videoEncodes = zip(plan.videoEncodes, lanes).map { LiveOutputs.VideoEncode(settings: $0.settings, adapts: $0.adapts, lane: $1) }
-        let audioEncodes = zip(plan.audioEncodes, audioLanes).map { LiveOutputs.AudioEncode(settings: $0, lane: $1) }
-        let jobSessions = sessions
-        let given = config.outputs.destinations.indices.compactMap { i -> JobOutput? in
-            guard let k = plan.sessions.firstIndex(where: { $0.destinations.contains(i) }) else { return nil }
-            return JobOutput(id: OutputID(i), spec: config.outputs.destinations[i], session: jobSessions[k],
-                             video: plan.sessions[k].video.map { videoEncodes[$0] }, audio: plan.sessions[k].audio.map { audioEncodes[$0] },
-                             addedQueue: nil)
-        }
-        let viewers = plan.sessions.first(where: \.viewers)
-        live = LiveOutputs(
-            .init(video: wantVideo ? config.video : nil, audio: wantAudio ? config.audio : nil, videoFormat: videoFormat, audioFormat: audioFormat,
-                  videoEncoder: video, audioEncoder: audio, outputs: config.outputs, queueCapacity: config.queueCapacity,
-                  statistics: statistics, quiet: quiet, report: report),
-            given: given, video: videoEncodes, audio: audioEncodes, servesViewers: viewers != nil,
-            viewersVideo: viewers?.video.map { lanes[$0] }, firstSession: plan.sessions.count)
-        let reopening = DeviceReopening.later(timeout: config.deviceTimeout)
-        let firstSession = sessions[0]
-        addedSources = LiveSources(.init(
-            open: { spec, kind in
-                try CaptureSource(spec: spec, video: kind == .video, audio: kind == .audio, realtime: config.realtime,
-                                  frameRate: config.video.fps, reopening: reopening, report: report)
-            },
-            openTimeout: config.deviceTimeout,
-            compositor: stages.video as? VideoCompositor, mixer: stages.audio, gains: gains, pictureSize: graphs.videoSizes.first,
-            audioFormat: audioFormat, given: (opened.video.count, opened.audio.count), paced: !unpaced, wallClock: wallClock,
-            // The stream that sets the timeline's zero times the job.
-            clockOrigin: { [timing = opened.video.first ?? opened.audio.first] in timing?.clockOrigin },
-            spawn: { name, body in firstSession.spawn(name, onFailure: {}, body) }, statistics: statistics, report: report))
+        live = Self.liveOutputs(config, plan, lanes: (lanes, audioLanes), sessions: sessions, formats: (videoFormat, audioFormat),
+                                encoders: (video, audio), statistics: statistics, quiet: quiet, report: report)
+        addedSources = Self.liveSources(config, opened, stages: stages, graphs: graphs, gains: gains, audioFormat: audioFormat,
+                                        paced: !unpaced, wallClock: wallClock, firstSession: sessions[0], statistics: statistics, report: report)
         encoderThreads = videoConsumer.map { [$0] } ?? []
         self.timeline = timeline
         self.adaptive = adaptive

@@ -190,6 +190,16 @@ struct RecordCommand {
                 throw UsageError("unknown option '\(opt.name)' for record (see livemux record --help)")
             }
         }
+        try finish(&cmd, &c, sources: sources, outputs: &outputs, encoding: encoding, control: control.map { ($0, controlKeyFile) }, gopGiven: gopGiven)
+        cmd.configuration = c
+        return cmd
+    }
+
+    /// After the options: checks what they say together, and makes the configuration from them.
+    private static func finish(_ cmd: inout RecordCommand, _ c: inout RecordConfiguration, sources: SourceOptions, outputs: inout OutputOptions,
+                               encoding: EncodingOptions, control given: (access: ControlAccess, keyFile: [(path: String, option: String)])?,
+                               gopGiven: Bool) throws {
+        let (control, controlKeyFile) = (given?.access, given?.keyFile ?? [])
         if !c.recordVideo && !c.recordAudio { throw UsageError("--no-video and --no-audio together leave nothing to record") }
         try sources.finish(into: &c)
         // Output files must not be the inputs (a device or lavfi graph is not a file).
@@ -227,7 +237,5 @@ struct RecordCommand {
         cmd.segments = outputs.segmentAnnouncer
         cmd.segments?.quiet = cmd.quiet
         if c.recordVideo, let warning = c.outputs.enhancedRTMPWarning(video: c.video.codec) { cmd.warnings.append(warning) }
-        cmd.configuration = c
-        return cmd
     }
 }

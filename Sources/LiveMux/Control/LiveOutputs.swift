@@ -96,33 +96,11 @@ final class LiveOutputs: @unchecked Sendable {
         for q in queues { StreamKind.allCases.forEach(q.end) }
     }
 
-    /// Adds an output. Throws a `ControlError` having created nothing. An output still
-    /// writing, or removed and still finishing, is refused: a second writer would destroy what the
-    /// first wrote.
+    /// Adds an output. Throws a `ControlError` having created nothing; one that would write over
+    /// what the job writes or reads is refused (`refuseIfTaken`).
     func add(_ spec: OutputSpec, overwrite: Bool) throws -> JobOutput {
         let c = context
-        let same = { (d: Destination) -> Bool in
-            guard case .file(let a) = d, case .file(let b) = spec.destination else { return d == spec.destination }
-            return FileIdentity(a) == FileIdentity(b)
-        }
-        let claim = spec.destination.filePath.map {
-            ClaimedFile($0, option: Self.addedLabel, segmented: c.outputs.segments != nil && SegmentName($0).isNumbered)
-        }
-        let taken = { (s: State) throws in
-            if let other = s.outputs.first(where: { same($0.spec.destination) }) {
-                guard other.removed else {
-                    throw ControlError.badRequest("output", "\(spec.destination.description) is already an output of this job (\(other.id)): give another")
-                }
-                if c.statistics.outputState(other.key)?.isGoing == true {
-                    throw ControlError.conflict("output", "\(other.id) is still finishing \(spec.destination.description): ask again in a moment")
-                }
-            }
-            // The job's own files (inputs, key files, --stats, a segment list, its log) and every
-            // name its segment patterns make are never written over, "overwrite" or not.
-            if let claim, let refusal = (c.outputs.claimedFiles.map(\.renewed) + Self.segmentClaims(s.outputs, c.outputs)).refusal(of: claim) {
-                throw ControlError.badRequest("output", refusal)
-            }
-        }
+        let taken = { (s: State) throws in try self.refuseIfTaken(spec, in: s) }
         try state.withLock { try taken($0) }
         var outputs = c.outputs
         outputs.destinations = [spec]
@@ -179,6 +157,31 @@ final class LiveOutputs: @unchecked Sendable {
             s.outputs.append(output)
             s.nextSession += 1
             return output
+        }
+    }
+
+    /// Refuses `spec` when it would write over what the job writes or reads: an output still
+    /// writing, or removed and still finishing (a second writer would destroy what the first
+    /// wrote), and the job's own files (inputs, key files, --stats, a segment list, its log) and
+    /// every name its segment patterns make, "overwrite" or not.
+    private func refuseIfTaken(_ spec: OutputSpec, in s: State) throws {
+        let c = context
+        let same = { (d: Destination) -> Bool in
+            guard case .file(let a) = d, case .file(let b) = spec.destination else { return d == spec.destination }
+            return FileIdentity(a) == FileIdentity(b)
+        }
+        if let other = s.outputs.first(where: { same($0.spec.destination) }) {
+            guard other.removed else {
+                throw ControlError.badRequest("output", "\(spec.destination.description) is already an output of this job (\(other.id)): give another")
+            }
+            if c.statistics.outputState(other.key)?.isGoing == true {
+                throw ControlError.conflict("output", "\(other.id) is still finishing \(spec.destination.description): ask again in a moment")
+            }
+        }
+        guard let path = spec.destination.filePath else { return }
+        let claim = ClaimedFile(path, option: Self.addedLabel, segmented: c.outputs.segments != nil && SegmentName(path).isNumbered)
+        if let refusal = (c.outputs.claimedFiles.map(\.renewed) + Self.segmentClaims(s.outputs, c.outputs)).refusal(of: claim) {
+            throw ControlError.badRequest("output", refusal)
         }
     }
 

@@ -111,33 +111,40 @@ final class MuxSession: @unchecked Sendable {
         let primaryURL = outputs.destinations.firstIndex { $0.destination.isNetwork }
         for (i, writer) in graph.writers.enumerated() {
             for d in writer.destinations {
-                switch outputs.destinations[d].destination {
-                case .file(let path) where writer.segmented:
-                    let plan = outputs.segments!
-                    let events = SegmentFileSink.Events(closed: { record in
-                        statistics.segmentClosed(record)
-                        plan.onClosed?(record)
-                    }, deletedEarly: { plan.onDeletedEarly?($0) }, warn: report)
-                    let sink = try SegmentFileSink(pattern: path, overwrite: outputs.overwriteFiles, policy: plan.policy, events: events)
-                    self.routes[i].add(sink, id: ids[d])
-                    self.routes[i].segmentSink = sink
-                case .file(let path):
-                    // A pipe or FIFO by name is live like stdout: each chunk goes out at once.
-                    let buffer = writer.seekable ? FileSink.defaultBufferLimit : 0
-                    self.routes[i].add(try FileSink(path: path, overwrite: outputs.overwriteFiles, bufferLimit: buffer), id: ids[d])
-                case .standardOutput: self.routes[i].add(StandardOutputSink(), id: ids[d])
-                case .network(let url):
-                    // The first URL output given is the primary: the video bit rate follows its link.
-                    let tuning = NetworkSink.Tuning(maxLatency: outputs.maxLatency, sendBufferBytes: outputs.sendBufferBytes,
-                                                    adaptive: d == primaryURL ? adaptive : nil)
-                    let sink = NetworkSink(url: url, id: ids[d], policy: outputs.reconnect, queueLimit: outputs.queueCapacity, tuning: tuning,
-                                           tls: outputs.tls, report: report, countDropped: countDropped)
-                    networkSinks.append((d, sink))
-                    self.routes[i].add(sink, id: ids[d])
-                }
+                // The first URL output given is the primary: the video bit rate follows its link.
+                let sink = try Self.makeSink(outputs, d, id: ids[d], writer: writer, adaptive: d == primaryURL ? adaptive : nil,
+                                             statistics: statistics, report: report, countDropped: countDropped)
+                self.routes[i].add(sink, id: ids[d])
+                if let segmented = sink as? SegmentFileSink { self.routes[i].segmentSink = segmented }
+                if let network = sink as? NetworkSink { networkSinks.append((d, network)) }
             }
         }
         self.networkSinks = networkSinks.sorted { $0.destination < $1.destination }.map(\.sink)  // as given
+    }
+
+    /// The sink of destination `d`, created (a file is created or truncated here).
+    private static func makeSink(_ outputs: Outputs, _ d: Int, id: OutputID, writer: OutputGraph.Writer, adaptive: AdaptiveBitrate?,
+                                 statistics: Statistics, report: @escaping @Sendable (String) -> Void,
+                                 countDropped: @escaping @Sendable (Int) -> Void) throws -> ChunkSink {
+        switch outputs.destinations[d].destination {
+        case .file(let path) where writer.segmented:
+            let plan = outputs.segments!
+            let events = SegmentFileSink.Events(closed: { record in
+                statistics.segmentClosed(record)
+                plan.onClosed?(record)
+            }, deletedEarly: { plan.onDeletedEarly?($0) }, warn: report)
+            return try SegmentFileSink(pattern: path, overwrite: outputs.overwriteFiles, policy: plan.policy, events: events)
+        case .file(let path):
+            // A pipe or FIFO by name is live like stdout: each chunk goes out at once.
+            let buffer = writer.seekable ? FileSink.defaultBufferLimit : 0
+            return try FileSink(path: path, overwrite: outputs.overwriteFiles, bufferLimit: buffer)
+        case .standardOutput:
+            return StandardOutputSink()
+        case .network(let url):
+            let tuning = NetworkSink.Tuning(maxLatency: outputs.maxLatency, sendBufferBytes: outputs.sendBufferBytes, adaptive: adaptive)
+            return NetworkSink(url: url, id: id, policy: outputs.reconnect, queueLimit: outputs.queueCapacity, tuning: tuning,
+                               tls: outputs.tls, report: report, countDropped: countDropped)
+        }
     }
 
     /// Each URL output's backlog and link, in the order given.
