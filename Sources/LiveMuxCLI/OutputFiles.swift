@@ -41,6 +41,9 @@ enum OutputFiles {
         return otherContainers[URL(fileURLWithPath: name).pathExtension.lowercased()]
     }
 
+    /// The container another tool writes that `name`'s extension says (`MP4`), nil for any other name.
+    static func otherContainer(namedBy name: String) -> String? { otherContainers[URL(fileURLWithPath: name).pathExtension.lowercased()] }
+
     /// The container an output without `-f` gets: its name's, else stdout's and URLs' default.
     static func defaultContainer(of name: String) -> ContainerFormat? {
         if let implied = ContainerFormat.implied(by: name) { return implied }

@@ -124,7 +124,11 @@ struct OutputOptions {
         switch option.name {
         case "-f", "--format":
             // Like ffmpeg, -f names the container of the next -o.
-            pendingFormat = try Values.choice(try reader.value(for: option), option: option.name, as: ContainerFormat.self)
+            let format = try Values.choice(try reader.value(for: option), option: option.name, as: ContainerFormat.self)
+            if let earlier = pendingFormat {
+                throw UsageError("-f \(earlier.rawValue) and -f \(format.rawValue) come one after the other, with no -o between: each -f names the container of the next -o; give one")
+            }
+            pendingFormat = format
         case "-o", "--output":
             let o = try SecretOutputArgument.resolve(try reader.value(for: option))
             guard !o.isEmpty, Destination.parse(o) != .file("") else { throw UsageError("-o needs a file name, - for stdout, or a URL") }

@@ -237,5 +237,6 @@ struct RecordCommand {
         cmd.segments = outputs.segmentAnnouncer
         cmd.segments?.quiet = cmd.quiet
         if c.recordVideo, let warning = c.outputs.enhancedRTMPWarning(video: c.video.codec) { cmd.warnings.append(warning) }
+        if c.recordVideo, let warning = c.outputs.enhancedFLVWarning(video: c.video.codec) { cmd.warnings.append(warning) }
     }
 }

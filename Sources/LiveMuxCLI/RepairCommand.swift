@@ -74,6 +74,11 @@ struct RepairCommand {
         cmd.format = finalisation.format
         cmd.wasFinalised = finalisation.isFinalised
         cmd.output = output ?? Self.defaultOutput(for: cmd.path, format: cmd.format)
+        // The repair is the recording's own container: a name that says another is refused, as record refuses it.
+        if let other = OutputFiles.otherContainer(namedBy: cmd.output) {
+            let name = (cmd.output as NSString).deletingPathExtension + "." + cmd.format.rawValue
+            throw UsageError("cannot write \(cmd.output): \(other) is not a container livemux writes; the repair is \(cmd.format.rawValue.uppercased()), as \(cmd.path) is: name it \(name)")
+        }
         // A name that says no container gets the input's.
         let container = ContainerFormat.implied(by: cmd.output) == nil ? ["-f", cmd.format.rawValue] : []
         // What is cut off at the end (a packet half written) is left out, not a failure.

@@ -115,6 +115,24 @@ final class HEVCFLVTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(enhanced.audio, "aac")
     }
 
+    /// A file of HEVC as Enhanced FLV plays in FFmpeg 6.1 and later, not in Debian 12's ffprobe,
+    /// which reads its video as flashsv: said once at start, naming codec12 (issue 52, item 12);
+    /// codec12 itself, and an FLV of H.264, say nothing.
+    func testEnhancedFLVFileWarnsAtStart() throws {
+        func warnings(_ r: Tools.Result) -> [Substring] { r.stderr.split(separator: "\n").filter { $0.hasPrefix("warning:") } }
+        let file = "\(dir)/enhanced.flv"
+        let r = try Tools.livemux(["record", "--vcodec", "hevc", "--size", "160x120", "-t", "0.5", "-o", file])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertEqual(warnings(r), ["warning: \(file) gets HEVC as Enhanced FLV (FourCC hvc1), which FFmpeg before 6.1 (Debian 12's ffprobe"
+                                     + " and ffplay) reads as flashsv and cannot play; --flv-hevc codec12 writes what FFmpeg 5.1 plays"], r.stderr)
+        XCTAssertEqual(try PyAV.read(file).codec, "hevc", "FFmpeg 8 reads it")
+        for extra in [["--vcodec", "hevc", "--flv-hevc", "codec12"], []] {
+            let quiet = try Tools.livemux(["record", "--size", "160x120", "-t", "0.5", "-y", "-o", "\(dir)/other.flv"] + extra)
+            XCTAssertEqual(quiet.status, 0, quiet.stderr)
+            XCTAssertEqual(warnings(quiet), [], "\(extra): \(quiet.stderr)")
+        }
+    }
+
     /// As the test above shows, nginx-rtmp keeps only the audio of Enhanced RTMP, and FFmpeg 5.1's
     /// RTMP client cannot ask a server what it takes: an rtmp:// output with HEVC as Enhanced RTMP
     /// warns once, at start (no server needed), naming codec12 (issue 32, item 8). The bit-rate

@@ -94,6 +94,11 @@ final class RepairTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(exists.status, 64)
         XCTAssertEqual(exists.stderr, "error: \(dir)/good.repaired.asf exists (add -y to overwrite)\n")
         XCTAssertEqual(try Tools.livemux(["repair", good, "-y"]).status, 0)
+        // A name that says another container is refused, as record refuses it (issue 52, item 12).
+        let mp4 = try Tools.livemux(["repair", good, "-o", "\(dir)/out.mp4"])
+        XCTAssertEqual(mp4.status, 64)
+        XCTAssertEqual(mp4.stderr, "error: cannot write \(dir)/out.mp4: MP4 is not a container livemux writes; the repair is ASF, as \(good) is: name it \(dir)/out.asf\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "\(dir)/out.mp4"))
         let overInput = try Tools.livemux(["repair", good, "-o", good])
         XCTAssertEqual(overInput.status, 64)
         XCTAssertTrue(overInput.stderr.hasPrefix("error: -o \(good) is also the input"), overInput.stderr)

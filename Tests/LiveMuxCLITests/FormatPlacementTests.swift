@@ -21,6 +21,13 @@ final class FormatPlacementTests: XCTestCase {
         return ""
     }
 
+    /// Two -f with no -o between name one output twice (issue 52, item 12: the second was taken silently).
+    func testTwoFormatsInARowAreRefused() {
+        XCTAssertEqual(refusal(["-o", "z.flv", "-f", "asf", "-f", "flv"]),
+                       "-f asf and -f flv come one after the other, with no -o between: each -f names the container of the next -o; give one")
+        XCTAssertTrue(refusal(["-f", "flv", "-f", "flv", "-o", "-"]).hasPrefix("-f flv and -f flv come one after the other"))
+    }
+
     func testUnmistakablePlacesAreKept() throws {
         XCTAssertEqual(try formats(["-o", "-", "-f", "flv"]), [.flv], "after the last -o: that one's, as the README shows")
         XCTAssertEqual(try formats(["-f", "flv", "-o", "x"]), [.flv])

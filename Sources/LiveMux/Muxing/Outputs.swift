@@ -72,6 +72,19 @@ public struct Outputs: Sendable {
             + " the video and keeps only the audio; --flv-hevc codec12 is what such servers relay"
     }
 
+    /// The warning for HEVC written as Enhanced FLV to files or stdout, else nil: FFmpeg before
+    /// 6.1 (Debian 12's ffprobe and ffplay) reads its video as `flashsv` and cannot decode it.
+    public func enhancedFLVWarning(video: VideoCodec?) -> String? {
+        guard let video, flvHEVC == .enhanced else { return nil }
+        let files = destinations.compactMap { o -> String? in
+            guard !o.destination.isNetwork, o.format == .flv, (o.encoding.videoCodec ?? video) == .hevc else { return nil }
+            return o.destination.description
+        }
+        guard !files.isEmpty else { return nil }
+        return "\(files.joined(separator: ", ")) gets HEVC as Enhanced FLV (FourCC hvc1), which FFmpeg before 6.1 (Debian 12's ffprobe"
+            + " and ffplay) reads as flashsv and cannot play; --flv-hevc codec12 writes what FFmpeg 5.1 plays"
+    }
+
     /// Refuses what cannot work, with a message that says what would.
     func validate() throws {
         if !(maxLatency > 0) { throw LiveMuxError.invalid("--max-latency must be more than 0 seconds") }
