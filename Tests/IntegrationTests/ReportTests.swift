@@ -169,6 +169,18 @@ final class ReportTests: TemporaryDirectoryTestCase {
         XCTAssertTrue(text.contains("video h264 160x120, 120 packets"), text)
     }
 
+    /// An FLV whose writer left onMetaData out (nginx-rtmp's recordings, ffmpeg's no_metadata) is
+    /// not said to be cut off: every tag is whole (issue 52, item 12).
+    func testFLVWithoutMetadataIsNotCalledCutOff() throws {
+        let flv = "\(dir)/nometa.flv"
+        let made = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=1",
+                                            "-c:v", "libx264", "-flvflags", "no_metadata", flv])
+        XCTAssertEqual(made.status, 0, made.stderr)
+        let text = try report(flv).stdoutText
+        XCTAssertTrue(text.contains("finalised: NO (no onMetaData, so no duration): every tag is whole, but its writer left onMetaData out"), text)
+        XCTAssertFalse(text.contains("cut off"), text)
+    }
+
     /// An ordinary ffmpeg MKV with B-frames: Matroska stores no DTS, and the demuxer gives the
     /// first packets none (the delay is not known yet). Judged by the DTS there is, it is well
     /// interleaved at exactly 25 fps; placed by their PTS, those packets read as an inversion and

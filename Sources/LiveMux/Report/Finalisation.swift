@@ -15,6 +15,11 @@ public struct Finalisation: Sendable, Equatable {
 
     public var isFinalised: Bool { missing.isEmpty }
 
+    /// An FLV whose every tag is whole but which has no onMetaData at all: not cut off, but
+    /// written by a muxer that leaves it out (nginx-rtmp's recordings).
+    var lacksOnlyMetadata: Bool { missing == [Self.noMetadata] }
+    private static let noMetadata = "no onMetaData, so no duration"
+
     /// Reads the file's header (mapped, not copied); nil when it is not ASF or FLV, or cannot be read.
     public static func read(_ path: String) -> Finalisation? {
         guard let bytes = try? Data(contentsOf: URL(fileURLWithPath: path), options: .alwaysMapped) else { return nil }
@@ -130,7 +135,7 @@ public struct Finalisation: Sendable, Equatable {
             at = end + flvPreviousTagSizeBytes
         }
         let duration = metadata?["duration"] ?? 0
-        if duration <= 0 { missing.insert(metadata == nil ? "no onMetaData, so no duration" : "no duration", at: 0) }
+        if duration <= 0 { missing.insert(metadata == nil ? noMetadata : "no duration", at: 0) }
         if let stated = metadata?["filesize"], stated != Double(bytes.count) {
             missing.insert("a file size of \(Int64(stated)) bytes where the file has \(bytes.count)", at: min(1, missing.count))
         }

@@ -278,6 +278,7 @@ public struct RecordingReport: Sendable {
         lines.append("file: \(path) (\(formatName), \(fileSize) bytes, \(seconds(duration)), \(packets.count) packets)")
         if let f = finalisation, !f.isFinalised {
             let why = f.wasStreamed ? "it was written as a stream (stdout, a pipe), which never goes back to write its end"
+                : f.lacksOnlyMetadata ? "every tag is whole, but its writer left onMetaData out (nginx-rtmp records so)"
                 : "the recording was cut off before its end was written (killed, or the power went)"
             lines.append("finalised: NO (\(f.missing.joined(separator: ", "))): \(why), so players show no duration and cannot seek;"
                          + " repair it: livemux repair \(path)")
