@@ -42,6 +42,33 @@ final class DashboardControlTests: TemporaryDirectoryTestCase {
     /// Polls until `condition` holds (false after `settle` seconds).
     func eventually(_ condition: () -> Bool) -> Bool { waitUntil(deadline: Self.settle, condition: condition) }
 
+    /// Issue 52, item 8: with the built-in sources, whose name is a long lavfi graph, the controls
+    /// stay in their card and take a real click (it landed on the link plot beside it); in serve,
+    /// o0 shares the viewers' encode, so it shows no bit-rate field the API would refuse.
+    func testTheControlsTakeRealClicksAndShowOnlyWhatWorks() throws {
+        let job = try ServingLivemux(["record", "-q", "-t", "30", "--http", "127.0.0.1:0", "--control-key-file", keyFile, "-o", "\(dir)/r.flv"],
+                                     directory: dir)
+        let page = try XCTUnwrap(job.dashboardURL(), job.stderr)
+        let port = try XCTUnwrap(URLComponents(string: page)?.port)
+        let mute = #"[data-control="mute-a0"]"#
+        let browser = try Browser.open(page + "#control=" + key, ["--click", mute, "--text", mute, "unmute",
+                                                                  "--eval", #"document.querySelector('[data-control="mute-a0"]').getAttribute('aria-pressed')"#])
+        XCTAssertEqual(browser.status, 0, browser.stderr)
+        XCTAssertEqual(try browser.value(0) as? String, "true")
+        XCTAssertTrue(eventually { entry("a0", of: "sources", port)["mute"] as? Bool == true }, "the click reached the API")
+        job.stop()
+        _ = job.wait()
+        let serve = try ServingLivemux(["serve", "-q", "--listen", "127.0.0.1:0", "--control-key-file", keyFile, "-t", "30", "--size", "320x240",
+                                        "-o", "\(dir)/s.flv"], directory: dir)
+        let servePage = try XCTUnwrap(serve.dashboardURL(), serve.stderr)
+        let shown = try Browser.open(servePage + "#control=" + key, ["--wait", #"[data-control="remove-o0"]"#, "--seconds", "1.5",
+                                                                     "--eval", #"document.querySelector('[data-control="vbitrate-o0"]').closest('form').hidden"#])
+        XCTAssertEqual(shown.status, 0, shown.stderr)
+        XCTAssertEqual(try shown.value(0) as? Bool, true, "o0 shares the viewers' encode: no bit-rate field")
+        serve.stop()
+        _ = serve.wait()
+    }
+
     func testTheControlsMuteAndTurnDownSourcesOfTheRecording() throws {
         let out = "\(dir)/r.flv"
         let job = try ServingLivemux(["record", "-t", "40", "--http", "127.0.0.1:0", "--control-key-file", keyFile,

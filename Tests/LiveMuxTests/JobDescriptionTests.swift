@@ -2,13 +2,15 @@ import XCTest
 @testable import LiveMux
 
 /// The control API's typed answers and events speak the JSON they spoke as dictionaries
-/// (issue 49, item 4): each is compared with an example saved from the API before the change.
+/// (issue 49, item 4): each is compared with an example saved from the API before the change,
+/// with one field added since (an output's `vbitrate_settable`, issue 52, item 8).
 final class JobDescriptionTests: XCTestCase {
     /// `GET /api` of a job with a picture and two sounds (one not heard yet), a file and a push
     /// of its own encode, and an audio-only output.
     func testTheJobsDescriptionIsTheSavedExample() throws {
         var settings = JobDescription.Output.Settings(vcodec: "h264", size: "1280x720", fps: "30", vbitrate: 2_000_000, adapts: false, abitrate: 128_000)
-        let file = JobDescription.Output(id: OutputID(0), target: "a.flv", format: .flv, state: .finished, bytes: 123_456, settings: settings)
+        var file = JobDescription.Output(id: OutputID(0), target: "a.flv", format: .flv, state: .finished, bytes: 123_456, settings: settings)
+        file.vbitrateSettable = true
         settings.adapts = true
         let push = JobDescription.Output(id: OutputID(1), target: "rtmp://h/live/****", format: .flv, state: .failed("refused"), bytes: 0, settings: settings)
         let sound = JobDescription.Output(id: OutputID(2), target: "b.asf", format: .asf, state: .writing, bytes: 7,
@@ -22,9 +24,9 @@ final class JobDescriptionTests: XCTestCase {
                                  mediaTime: 2.04, placedTime: 2.08, segments: false)
         let saved = """
         {"layout":{"layout":"pip","main":"v0"},"media_time_s":2.04,"outputs":[\
-        {"bytes":123456,"format":"flv","id":"o0","settings":{"abitrate":128000,"adapts":false,"fps":"30","size":"1280x720","vbitrate":2000000,"vcodec":"h264"},"state":"finished","target":"a.flv"},\
-        {"bytes":0,"format":"flv","id":"o1","settings":{"abitrate":128000,"adapts":true,"fps":"30","size":"1280x720","vbitrate":2000000,"vcodec":"h264"},"state":"failed: refused","target":"rtmp:\\/\\/h\\/live\\/****"},\
-        {"bytes":7,"format":"asf","id":"o2","settings":{"abitrate":64000},"state":"writing","target":"b.asf"}],\
+        {"bytes":123456,"format":"flv","id":"o0","settings":{"abitrate":128000,"adapts":false,"fps":"30","size":"1280x720","vbitrate":2000000,"vcodec":"h264"},"state":"finished","target":"a.flv","vbitrate_settable":true},\
+        {"bytes":0,"format":"flv","id":"o1","settings":{"abitrate":128000,"adapts":true,"fps":"30","size":"1280x720","vbitrate":2000000,"vcodec":"h264"},"state":"failed: refused","target":"rtmp:\\/\\/h\\/live\\/****","vbitrate_settable":false},\
+        {"bytes":7,"format":"asf","id":"o2","settings":{"abitrate":64000},"state":"writing","target":"b.asf","vbitrate_settable":false}],\
         "placed_time_s":2.08,"segments":false,"sources":[\
         {"id":"v0","kind":"video","name":"lavfi:testsrc2","state":"live"},\
         {"id":"a0","kind":"audio","mute":false,"name":"lavfi:sine","peak_dbfs":-18.5,"state":"live","volume":0.25},\

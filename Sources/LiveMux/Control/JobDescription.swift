@@ -41,6 +41,8 @@ public struct JobDescription: Sendable, Equatable, Encodable {
         public let state: OutputState
         public let bytes: Int64
         public let settings: Settings
+        /// Whether its video bit rate can be set (`PATCH`): its encode is its own and dialled.
+        public var vbitrateSettable = false
 
         public func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: Key.self)
@@ -50,8 +52,9 @@ public struct JobDescription: Sendable, Equatable, Encodable {
             try c.encode(state.description, forKey: .state)
             try c.encode(bytes, forKey: .bytes)
             try c.encode(settings, forKey: .settings)
+            try c.encode(vbitrateSettable, forKey: .vbitrateSettable)
         }
-        private enum Key: String, CodingKey { case id, target, format, state, bytes, settings }
+        private enum Key: String, CodingKey { case id, target, format, state, bytes, settings, vbitrateSettable = "vbitrate_settable" }
     }
 
     public struct Layout: Sendable, Equatable, Encodable {

@@ -16,7 +16,7 @@ extension Pipeline: JobControl {
             return o
         }
         let (shape, main) = layout.withLock { ($0.layout, $0.main) }
-        return JobDescription(sources: sources, outputs: live.all.map { Self.describe($0, s) },
+        return JobDescription(sources: sources, outputs: live.all.map { describe($0, s) },
                               layout: .init(layout: shape, main: SourceID(.video, main)),
                               mediaTime: s.mediaTime, placedTime: s.video.placedTime, segments: segments != nil)
     }
@@ -79,7 +79,7 @@ extension Pipeline: JobControl {
     private static let notLive = ControlError.conflict(nil, "this job was started without live control: set RecordConfiguration.liveControl (livemux: --control-key-file)")
 
     /// `GET /api`'s entry for one output.
-    private static func describe(_ output: JobOutput, _ s: StatisticsSnapshot) -> JobDescription.Output {
+    private func describe(_ output: JobOutput, _ s: StatisticsSnapshot) -> JobDescription.Output {
         var settings = JobDescription.Output.Settings()
         if let video = output.video {
             let format = video.lane.format
@@ -90,8 +90,11 @@ extension Pipeline: JobControl {
             settings.adapts = video.adapts
         }
         settings.abitrate = output.audio?.settings.bitRate
-        return JobDescription.Output(id: output.id, target: output.label, format: output.spec.format, state: s.outputStates[output.key] ?? .writing,
-                                     bytes: s.outputBytes[output.key] ?? 0, settings: settings)
+        var o = JobDescription.Output(id: output.id, target: output.label, format: output.spec.format, state: s.outputStates[output.key] ?? .writing,
+                                      bytes: s.outputBytes[output.key] ?? 0, settings: settings)
+        // What setVideoBitRate takes: an encode of its own, dialled by hand.
+        if let video = output.video { o.vbitrateSettable = !video.adapts && video.lane.target is BitRateDial && live.sharingVideo(with: output).isEmpty }
+        return o
     }
 
     /// A new output, as `-o` would make it, from its next keyframe; its description.
@@ -99,7 +102,7 @@ extension Pipeline: JobControl {
         guard controlled else { throw Self.notLive }
         let output = try live.add(spec, overwrite: overwrite)
         statistics.changed(.outputAdded(output.id))
-        return Self.describe(output, statisticsSnapshot)
+        return describe(output, statisticsSnapshot)
     }
 
     /// Ends an output, given or added, while the others go on: its file is finished, its push

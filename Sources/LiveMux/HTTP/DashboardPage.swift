@@ -66,6 +66,10 @@ enum DashboardPage {
     .meter div { height: 100%; background: linear-gradient(90deg, #6fd08c 70%, #f2c14e 85%, #f26b5e); }
     table#sources { table-layout: fixed; }
     #sources td.source-name { width: 40%; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+    /* A long source or output name (the default lavfi graph) is cut to its cell: the controls stay in the card. */
+    table#control-sources, table#control-outputs { table-layout: fixed; }
+    #control-section td.control-name { width: 30%; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+    #control-outputs td:nth-child(3) { width: 30%; }
     ul#warnings { margin: 0; padding-left: 1.2em; max-height: 12em; overflow: auto; color: #f2c14e; }
     #errors { color: #f26b5e; white-space: pre-wrap; margin: 0; }
     #errors:empty { display: none; }
@@ -569,7 +573,7 @@ enum DashboardPage {
       if (row) return row;
       row = table.insertRow();
       row.dataset.id = id;
-      cell(row, "");  // the source's label and name, by textContent
+      cell(row, "", "control-name");  // the source's label and name, by textContent
       const mute = controlElement("button", "mute-" + id, { type: "button" });
       mute.addEventListener("click", () => {
         const muted = mute.getAttribute("aria-pressed") === "true";
@@ -591,7 +595,7 @@ enum DashboardPage {
       if (row) return row;
       row = table.insertRow();
       row.dataset.id = id;
-      cell(row, "");
+      cell(row, "", "control-name");
       cell(row, "", "num");
       const form = document.createElement("form");
       const field = controlElement("input", "vbitrate-" + id, { type: "text", placeholder: "800k", autocomplete: "off" });
@@ -694,6 +698,7 @@ enum DashboardPage {
       if (entry.kind === "audio") {
         const row = sourceRow(entry.id);
         row.cells[0].textContent = entry.id + " " + (entry.name || "");
+        row.cells[0].title = entry.name || "";
         const mute = row.cells[1].firstChild;
         mute.textContent = entry.mute ? "unmute" : "mute";
         mute.setAttribute("aria-pressed", entry.mute ? "true" : "false");
@@ -705,13 +710,15 @@ enum DashboardPage {
         }
       } else if (typeof entry.target === "string") {
         const settings = entry.settings || {};
-        const writing = entry.state === "writing";
+        const writing = ["connecting", "writing"].includes(entry.state) || (entry.state || "").startsWith("reconnecting");
         const row = outputRow(entry.id);
         row.cells[0].textContent = entry.id + " " + entry.target;
+        row.cells[0].title = entry.target;
         const video = typeof settings.vbitrate === "number";
         row.cells[1].textContent = settings.adapts ? "follows its link" : video ? format(settings.vbitrate / 1000) + " kbit/s" : "";
-        // A bit rate that follows its link, or an output without video, is not set by hand.
-        row.cells[2].firstChild.hidden = !writing || !video || settings.adapts;
+        // Only where the API takes it: not a bit rate that follows its link or an encode shared
+        // (with other outputs, or serve's viewers), nor an output without video.
+        row.cells[2].firstChild.hidden = !writing || !entry.vbitrate_settable;
         row.cells[3].textContent = entry.state || "";
         row.cells[3].className = entry.state === "finished" ? "live" : writing ? "" : "bad";
         row.cells[4].firstChild.hidden = !writing || control.removing.has(entry.id);
