@@ -18,6 +18,9 @@ struct SimulatedLink {
     var otherBps = 135_000.0
     /// How late the encoder follows a new target (s).
     var encoderLag = 0.5
+    /// The most the encoder sends at a time (s), bits per second: simple content (a still
+    /// picture) sends less than its target; nil: it fills its target.
+    var encoderMaximum: (Double) -> Double? = { _ in nil }
 
     struct Point { let time: Double; let target: Int; let ceiling: Double?; let status: LinkMonitor.Status }
 
@@ -39,7 +42,8 @@ struct SimulatedLink {
         for tick in 0..<Int(seconds / Self.step) {
             let t = Double(tick) * Self.step
             let micros = Int64((t * 1e6).rounded())
-            let applied = targets.last { $0.time <= t - encoderLag }?.target ?? targets[0].target
+            let asked = targets.last { $0.time <= t - encoderLag }?.target ?? targets[0].target
+            let applied = encoderMaximum(t).map { min(asked, Int($0)) } ?? asked
             func send(_ bytes: Int, video: Bool, captured: Double) {
                 monitor.willWrite(bytes: bytes, captureTime: Int64(captured * 1e6) + 1)
                 monitor.didWrite(video: video)

@@ -4,7 +4,9 @@
 /// probes a quarter over it, back down at the first sign of queueing. A probe that goes its
 /// learnt length with no queue, or a queue that clears faster than the measured link could clear
 /// it, shows the link has grown: the ceiling is set aside and the rate climbs in steps that
-/// double each second until a queue stands again (issue 41).
+/// double each second until a queue stands again (issue 41). An encoder sending well under its
+/// target (simple content) says nothing of the link: its probe does not hold, and the target stays
+/// within a quarter over what it sends, or at the hold (issue 52, item 4).
 /// Pure logic, fed by `LinkWatcher`'s samples (`LinkMonitor.Status`), so it is unit-tested.
 /// docs/latency.md has the step responses.
 struct BitrateController {
@@ -61,6 +63,18 @@ struct BitrateController {
     static let clearedFaster = 4.0
     /// Of what was sent over the last second, what the link must have carried for a probe to hold.
     static let carriedShare = 0.9
+    /// Of the ceiling, what must have been sent on average over a probe for it to hold: an
+    /// encoder that cannot fill the probe (simple content) sends it over no link (issue 52, item 4).
+    /// Averaged over the probe, as a second's bytes vary by a tenth with the keyframes.
+    static let probeSentShare = 1.1
+    /// An encoder that sent less than this share of its target over the last second is under it
+    /// (a still picture; x264's GOP alone varies a second's bytes by about a tenth): it rises at
+    /// most `underfilledRise` over what it sent, and a climb waits, so the first busy scene after
+    /// a calm one cannot send far over the link.
+    static let underfilledShare = 0.8
+    static let underfilledRise = 1.25
+    /// How long after the target rose (µs) a second's bytes show what the encoder makes of it.
+    static let underfilledAfter: Int64 = 2_000_000
     /// Congestion this soon (µs) after a held probe, on a link no faster than the probe, means
     /// the probe was hidden, not held: the ceiling comes back and probes last twice as long.
     static let probeAftermath: Int64 = 10_000_000
@@ -71,8 +85,10 @@ struct BitrateController {
     private var sinceCut: (peakMs: Double, at: Int64)?
     private var lastIncrease: Int64?
     private var calmSince: Int64?
-    /// Since when a probe above the ceiling has been sent (nil: not probing).
-    private var probeSince: Int64?
+    /// Since when a probe above the ceiling has been sent (nil: not probing), and the sum and
+    /// count of the send rates sampled since.
+    private var probeSince: Int64? { didSet { probeSent = (0, 0) } }
+    private var probeSent = (total: 0.0, count: 0)
     private var probeHold = Self.firstProbeHold
     /// The ceiling `probeHold` was learnt under: a path hides a probe for its buffers over the
     /// probe's excess, a quarter of the link, so under a lower ceiling a probe takes longer.
@@ -163,6 +179,11 @@ struct BitrateController {
     private mutating func stepUp(at now: Int64, _ s: LinkMonitor.Status) {
         let since = calmSince ?? now
         calmSince = since
+        // The video sent over the last second, and whether the encoder was well under its target
+        // (a whole second after the target last rose: the encoder follows it half a second late).
+        let sentVideo = s.recentSentBps - s.otherBps
+        let settled = lastIncrease.map { now - $0 >= Self.underfilledAfter } ?? true
+        let underfilled = settled && s.recentSentBps > 0 && sentVideo < Double(target) * Self.underfilledShare
         if let ceiling, let cut = sinceCut, now > cut.at, s.backlogMs < Self.calmMs {
             // Backlog ms the measured link drains per ms at most, and what went since the peak.
             let spare = max(0, ceiling / (Double(target) + s.otherBps) - 1)
@@ -172,11 +193,22 @@ struct BitrateController {
                 setAside(ceiling, at: now, from: ceiling * Self.probeShare - s.otherBps)
             }
         } else if let start = probeSince, let ceiling {
-            // Held: its learnt length with no queue standing, none forming now, and the link
-            // carried what was sent over the last second (a bursty link lets the backlog dip).
+            // A probe the encoder cannot fill (simple content) goes over no link: it counts from
+            // when the encoder fills it, and stays no more than a quarter over what is sent (not
+            // under the hold).
+            if underfilled {
+                probeSince = now
+                set(max(ceiling * Self.holdShare - s.otherBps, sentVideo * Self.underfilledRise))
+                return
+            }
+            if s.recentSentBps > 0 { probeSent = (probeSent.total + s.recentSentBps, probeSent.count + 1) }
+            // Held: its learnt length with no queue standing, none forming now, the link carried
+            // what was sent over the last second (a bursty link lets the backlog dip), and what was
+            // sent over the probe was over the link measured (none sampled: nothing known).
             let scaled = Double(probeHold) * max(1, (probeHoldCeiling ?? ceiling) / ceiling)
             guard Double(now - start) >= min(scaled, Double(Self.longestProbe)), s.backlogMs < Self.calmMs,
-                  s.recentBps >= s.recentSentBps * Self.carriedShare else { return }
+                  s.recentBps >= s.recentSentBps * Self.carriedShare,
+                  probeSent.count == 0 || probeSent.total / Double(probeSent.count) >= ceiling * Self.probeSentShare else { return }
             // Over the ceiling this long with no queue: the link carries more than was measured.
             setAside(ceiling, at: now, from: Double(target))
         }
@@ -193,13 +225,15 @@ struct BitrateController {
             } else {
                 // At the hold (for `increaseInterval` at least): a probe, in one step.
                 next = ceiling * Self.probeShare - s.otherBps
-                if Int(next) > target { probeSince = now }
+                if next > Double(target) + 1 { probeSince = now }
             }
-        } else if let step = climbStep {
+        } else if let step = climbStep, !underfilled {
+            // A climb goes on only while the encoder fills what it has.
             climbStep = step * 2
             next = Double(target) + climbStep!
         }
-        if Int(next) > target {
+        if underfilled { next = min(next, max(Double(target), sentVideo * Self.underfilledRise)) }
+        if next > Double(target) + 1 {
             set(next)
             lastIncrease = now
         }
