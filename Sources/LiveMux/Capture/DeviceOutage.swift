@@ -24,7 +24,7 @@ struct DeviceOutage {
     func rideOut(problem: String, fill: (Int64) throws -> Bool, leftOut: (String) -> Void = { _ in },
                  open: @escaping @Sendable () throws -> InputDevice) throws -> InputDevice? {
         let timeout = Int64(policy.timeout * 1_000_000)
-        var attempts = 0, opener: DeviceOpener?, next = failed + delay(1)
+        var attempts = 0, opener: DeviceOpener<InputDevice>?, next = failed + delay(1)
         var lastProblem = problem, isLeftOut = false
         while true {
             let now = Timestamp.monotonicMicroseconds()
@@ -54,7 +54,7 @@ struct DeviceOutage {
             guard try fill(now - policy.fillLag) else { return nil }
             if opener == nil && now >= next {
                 attempts += 1
-                opener = DeviceOpener.start(open: open)
+                opener = DeviceOpener.start("livemux-reopen", open: open)
             }
             _ = stop.sleep(untilMonotonic: now + policy.fillInterval)
         }

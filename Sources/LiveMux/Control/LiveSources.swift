@@ -50,10 +50,8 @@ final class LiveSources: Sendable {
         var added: [Added] = []
         /// Set when the job stops: no source may join any more.
         var closed = false
-        /// Opens under way, by attempt, with their outcome once they have one; an attempt given
-        /// up is taken out, and what it opens later is closed.
-        var opening: [Int: Result<CaptureSource, Error>?] = [:]
-        var attempts = 0
+        /// The open under way (adds are one at a time), to abandon when the job stops.
+        var opening: DeviceOpener<CaptureSource>?
     }
     private let state = Locked(State())
     /// Held through an add, so adds are one at a time.
@@ -172,23 +170,14 @@ final class LiveSources: Sendable {
     /// accepts and never answers without consulting the interrupt callback. An open given up on
     /// is said once; its thread ends whenever the open does, and what it opened is then closed.
     private func openWithin(_ spec: SourceSpec, _ kind: StreamKind, field: String) throws -> CaptureSource {
-        let attempt = state.withLock { s in
-            s.attempts += 1
-            s.opening[s.attempts] = .some(nil)
-            return s.attempts
+        let opener = DeviceOpener.start("livemux-open") { [context] in try context.open(spec, kind) }
+        let stopping = state.withLock { s in
+            s.opening = opener
+            return s.closed
         }
-        WorkerThread.spawn("livemux-open") { [state, context] in
-            let result = Result { try context.open(spec, kind) }
-            state.withLock { s in
-                // Given up on: dropped here, which closes what it opened.
-                if s.opening[attempt] != nil { s.opening[attempt] = .some(result) }
-            }
-            state.broadcast()
-        }.detach()
-        let deadline = Timestamp.monotonicMicroseconds() + Int64(context.openTimeout * 1e6)
-        let outcome = state.withLock(waitingUntil: { s in s.closed || s.opening[attempt]! != nil }, deadline: deadline) { s, _ in
-            s.opening.removeValue(forKey: attempt)!
-        }
+        if stopping { opener.abandon() }
+        let outcome = opener.wait(until: Timestamp.monotonicMicroseconds() + Int64(context.openTimeout * 1e6))
+        state.withLock { $0.opening = nil }
         guard let outcome else {
             if state.withLock({ $0.closed }) { throw Self.ending }
             let seconds = String(format: "%g", context.openTimeout)
@@ -220,11 +209,11 @@ final class LiveSources: Sendable {
 
     /// Stops every source added (any thread), and lets no other join.
     func stopAll() {
-        let added = state.withLock { s in
+        let (added, opening) = state.withLock { s in
             s.closed = true
-            return s.added
+            return (s.added, s.opening)
         }
-        state.broadcast()  // an open waited for is given up
+        opening?.abandon()  // an open waited for is given up
         for a in added {
             a.stop.request()
             a.source.interrupt()
