@@ -97,7 +97,7 @@ public final class Pipeline: LiveJob, @unchecked Sendable {
         let stages = try SourceStages(opened, graphs: graphs, audioFormat: audioFormat, video: video, audio: audio, gains: gains, live: !unpaced,
                                       report: report)
         // The outputs in the order given, before each session names its own.
-        outputList = config.outputs.destinations.map { ($0.id!.description, $0.destination.description) }
+        outputList = config.outputs.keyedLabels
         statistics.outputsGiven(outputList)
         sessions = try Self.muxSessions(plan, outputs: outputGroups, queues: queues, lanes: (lanes, audioLanes), adaptive: adaptive,
                                         statistics: statistics, report: report)

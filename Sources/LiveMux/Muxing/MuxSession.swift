@@ -96,9 +96,8 @@ final class MuxSession: @unchecked Sendable {
                                  startsAtFirstPacket: startsAtFirstPacket)
         }
         self.routes = routes
-        let ids = outputs.destinations.indices.map { outputs.destinations[$0].id ?? OutputID($0) }
-        outputList = zip(ids, outputs.destinations).map { ($0.description, $1.destination.description) }
-            + (extraRoute?.sinks.map { ($0.name, $0.name) } ?? [])
+        let ids = outputs.identified().destinations.map { $0.id! }
+        outputList = outputs.keyedLabels + (extraRoute?.sinks.map { ($0.name, $0.name) } ?? [])
         statistics.outputsGiven(outputList)
         server = try outputs.listen.map { address in
             try HTTPServer(address: address, option: outputs.addressOption, routes: Dictionary(uniqueKeysWithValues: hubs.map { ($0.name, $0) }),

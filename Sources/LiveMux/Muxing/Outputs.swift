@@ -53,6 +53,11 @@ public struct Outputs: Sendable {
         return o
     }
 
+    /// Each output's statistics key (its id) and the label it is shown by, in the order given.
+    var keyedLabels: [(key: String, label: String)] {
+        identified().destinations.map { ($0.id!.description, $0.destination.description) }
+    }
+
     /// The option that gives `listen`, for messages about the address: `--http` when only the
     /// dashboard is served.
     var addressOption: String { servesViewers ? "--listen" : "--http" }
