@@ -27,7 +27,10 @@ let package = Package(
         // The one module that calls libav*: owning wrappers over the libav* API.
         .target(name: "FFmpeg", dependencies: ["CFFmpeg", "POSIX"]),
         // The product: capture, encode, interleave, mux, sinks. No C types in its public API.
-        .target(name: "LiveMux", dependencies: ["FFmpeg", "POSIX"]),
+        // The dashboard's page is compiled in (`PackageResources`), so no resource bundle has to
+        // travel with the binary.
+        .target(name: "LiveMux", dependencies: ["FFmpeg", "POSIX"],
+                resources: ["dashboard.html", "dashboard.css", "dashboard.js"].map { .embedInCode("HTTP/Dashboard/\($0)") }),
         // Argument parsing, help text, progress line, signals and exit codes.
         .target(name: "LiveMuxCLI", dependencies: ["LiveMux", "POSIX"]),
         // The executable's preinit function: SIGINT, SIGTERM and SIGUSR1 held from before any
