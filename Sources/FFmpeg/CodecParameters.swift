@@ -20,6 +20,13 @@ public final class CodecParameters: @unchecked Sendable {
         avcodec_parameters_free(&p)
     }
 
+    /// A copy that says `bitRate` (a later header's, after the encoder's rate changed).
+    public func with(bitRate: Int) throws -> CodecParameters {
+        let copy = try CodecParameters(copying: pointer)
+        copy.pointer.pointee.bit_rate = Int64(bitRate)
+        return copy
+    }
+
     public var mediaType: MediaType { MediaType(pointer.pointee.codec_type) }
     public var codecName: String { String(cString: avcodec_get_name(pointer.pointee.codec_id)) }
     public var width: Int { Int(pointer.pointee.width) }

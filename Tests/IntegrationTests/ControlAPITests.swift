@@ -437,12 +437,14 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
     /// Issue 52, item 6: with segments on, an output added live follows the command line's rules:
     /// a numbered name is cut into segments of its own (it was written as one file named
     /// `side-%03d.flv`), which --segment-list leaves out; a plain name is refused as -o's is.
+    /// Item 12: a segment opened after `vbitrate` says the new rate in its metadata.
     func testAnOutputAddedWhileSegmentsAreOnIsCut() throws {
         let list = "\(dir)/seg.ffconcat"
         let job = try ServingLivemux(["record", "-q", "-t", "7", "--http", "127.0.0.1:0", "--control-key-file", keyFile, "--size", "320x240",
                                       "--segment-time", "2", "--segment-list", list, "-o", "\(dir)/seg-%03d.flv"], directory: dir)
         let port = try port(job)
         waitForMedia(port, 1)
+        XCTAssertEqual(call(port, "PATCH", "/api/outputs/o0", body: #"{"vbitrate": "500k"}"#).status, 200)
         let plain = call(port, "POST", "/api/outputs", body: #"{"output": "\#(dir)/side.flv"}"#)
         XCTAssertEqual(plain.status, 400, "\(plain.json)")
         XCTAssertEqual(plain.json["field"] as? String, "output")
@@ -469,6 +471,11 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         let listed = try String(contentsOfFile: list, encoding: .utf8)
         XCTAssertFalse(listed.contains("side-"), "the list is the given output's: \(listed)")
         XCTAssertTrue(listed.contains("seg-000.flv"), listed)
+        // Each segment's metadata says the bit rate its video was encoded at (issue 52, item 12).
+        let said = { (name: String) in try Tools.probe("\(self.dir)/\(name)").stream("video")?.bit_rate }
+        XCTAssertEqual(try said("seg-000.flv"), "2000000", "opened before the change")
+        XCTAssertEqual(try said("seg-001.flv"), "500000", "opened after `vbitrate o0 500k`")
+        XCTAssertEqual(try said(try XCTUnwrap(sides.first)), "2000000", "the added output has an encode of its own at the job's rate")
     }
 
     /// What the hanging-open test's threads saw: when the viewer's reads returned, and the answer.

@@ -119,6 +119,8 @@ struct Probe: Decodable {
         let channels: Int?
         let extradata_size: Int?
         let nb_read_packets: String?
+        /// What the container's header says (FLV: onMetaData's videodatarate and audiodatarate).
+        let bit_rate: String?
         var packetCount: Int { Int(nb_read_packets ?? "0") ?? 0 }
     }
     struct Format: Decodable {

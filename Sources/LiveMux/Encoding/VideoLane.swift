@@ -55,7 +55,9 @@ final class VideoLane {
 
     /// The parameters a muxer needs for this stream (with the SPS/PPS in extradata).
     func streamDescription() throws -> ContainerWriter.StreamDescription {
-        .init(kind: .video, parameters: try encoder.parameters(), timeBase: encoder.timeBase)
+        var rate: (@Sendable () -> Int)?
+        if let target { rate = { target.current } }
+        return .init(kind: .video, parameters: try encoder.parameters(), timeBase: encoder.timeBase, bitRateNow: rate)
     }
 
     /// Applies a new bit rate, if there is one, before the next frame.

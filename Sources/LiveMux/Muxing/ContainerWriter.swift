@@ -28,6 +28,15 @@ final class ContainerWriter: @unchecked Sendable {
         let kind: StreamKind
         let parameters: CodecParameters
         let timeBase: Rational
+        /// The bit rate the encoder runs at now, when it can change while the job runs.
+        var bitRateNow: (@Sendable () -> Int)? = nil
+
+        /// The stream as a header written now describes it: a segment opened after `ctl vbitrate`
+        /// says the new rate in its metadata, not the one the job started at.
+        func now() throws -> StreamDescription {
+            guard let rate = bitRateNow?(), rate != parameters.bitRate else { return self }
+            return StreamDescription(kind: kind, parameters: try parameters.with(bitRate: rate), timeBase: timeBase, bitRateNow: bitRateNow)
+        }
     }
 
     init(format: ContainerFormat, seekable: Bool, streams: [StreamDescription], asfPacketSize: Int? = nil,

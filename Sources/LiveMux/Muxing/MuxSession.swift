@@ -172,7 +172,7 @@ final class MuxSession: @unchecked Sendable {
                 continue
             }
             let segmenter = Segmenter(plan: plan, hasVideo: streams.contains { $0.kind == .video }) { origin in
-                try ContainerWriter(format: format, seekable: true, streams: streams, flvHEVC: flvHEVC,
+                try ContainerWriter(format: format, seekable: true, streams: try streams.map { try $0.now() }, flvHEVC: flvHEVC,
                                     origin: origin.map { ($0.dts, $0.timeBase) })
             }
             routes[i].writer = try segmenter.firstWriter()
