@@ -130,7 +130,7 @@ struct CtlCommand {
         return body
     }
 
-    /// `outputs add`'s body: the output, then its settings as record takes them after an -o.
+    /// `outputs add`'s body: the output, then its settings (record's encode options, named after it here).
     private static func output(_ words: [String]) throws -> [String: Any] {
         // As -o: @FILE and ${NAME} keep a stream key out of ps.
         var body: [String: Any] = ["output": try SecretOutputArgument.resolve(words[0])]

@@ -80,7 +80,7 @@ enum OutputFiles {
     }
 
     /// An output as it is given on the command line, its secrets masked.
-    private static func shown(_ name: String) -> String {
+    static func shown(_ name: String) -> String {
         if case .network(let url) = Destination.parse(name) { return maskedURL(url) }
         return name
     }

@@ -206,10 +206,9 @@ struct OutputOptions {
         return address
     }
 
-    /// The `-o` given last so far (its index among them, and its name as said in messages), for
-    /// the options that follow it and belong to it.
+    /// The `-o` given last so far: its index among them, and its name as given, secrets masked.
     var lastNamed: (index: Int, name: String)? {
-        named.last.map { (named.count - 1, Destination.parse($0.name).description) }
+        named.last.map { (named.count - 1, OutputFiles.shown($0.name)) }
     }
 
     /// Listens where `serve` does unless `--listen` says otherwise.

@@ -130,6 +130,10 @@ struct RecordCommand {
                       + " give a --gop that divides it, or leave --gop out to have one chosen", gop, duration, length)
     }
 
+    /// Encode options that are the job's alone: after an `-o` they would read as that output's.
+    private static let jobEncodeOptions: Set = ["--gop", "--preset", "--acodec", "-c:a", "--sample-rate", "-ar", "--channels", "-ac",
+                                                "--min-vbitrate", "--no-adaptive-bitrate", "--shared-encode"]
+
     static func parse(_ arguments: [String], serving: Bool = false) throws -> RecordCommand {
         var cmd = RecordCommand()
         var c = RecordConfiguration()
@@ -142,9 +146,16 @@ struct RecordCommand {
         var gopGiven = false
         if serving { outputs.listenByDefault() }
         while let opt = try reader.nextOption() {
-            if try outputs.take(opt, from: &reader, listen: serving) { continue }
+            let outputsBefore = outputs.lastNamed?.index
+            if try outputs.take(opt, from: &reader, listen: serving) {
+                if let named = outputs.lastNamed, named.index != outputsBefore { try encoding.outputGiven(named) }
+                continue
+            }
             if try sources.take(opt, from: &reader) { continue }
-            if try encoding.take(opt, from: &reader, output: outputs.lastNamed, into: &c) { continue }
+            if try encoding.take(opt, from: &reader, into: &c) { continue }
+            if let named = outputs.lastNamed, Self.jobEncodeOptions.contains(opt.name) {
+                throw UsageError("\(opt.name) after -o \(named.name): \(opt.name) is the job's, every output's, not one output's; give it before the first -o")
+            }
             switch opt.name {
             case "--no-video": c.recordVideo = false
             case "--no-audio": c.recordAudio = false
@@ -190,6 +201,7 @@ struct RecordCommand {
                 throw UsageError("unknown option '\(opt.name)' for record (see livemux record --help)")
             }
         }
+        try encoding.finish()
         try finish(&cmd, &c, sources: sources, outputs: &outputs, encoding: encoding, control: control.map { ($0, controlKeyFile) }, gopGiven: gopGiven)
         cmd.configuration = c
         return cmd

@@ -129,7 +129,7 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
     func testAnOutputsBitRateChangesAndTheOtherOutputKeepsItsOwn() throws {
         let (a, b, c) = ("\(dir)/a.flv", "\(dir)/b.flv", "\(dir)/c.flv")
         let job = try ServingLivemux(["record", "-q", "-t", "10", "--http", "127.0.0.1:0", "--control-key-file", keyFile,
-                                      "--size", "640x360", "--vbitrate", "2M", "-o", a, "-o", b, "--vbitrate", "1M", "-o", c], directory: dir)
+                                      "--size", "640x360", "--vbitrate", "2M", "-o", a, "--vbitrate", "1M", "-o", b, "--vbitrate", "2M", "-o", c], directory: dir)
         let port = try port(job)
         waitForMedia(port, 4)
         let shared = call(port, "PATCH", "/api/outputs/o0", body: #"{"vbitrate": "500k"}"#)

@@ -1,7 +1,7 @@
 import Foundation
 import XCTest
 
-/// Encode options after an `-o` are that output's (issue 39, item 1): each output gets the
+/// Encode options before an `-o` are that output's (issue 39, item 1; issue 52, item 7): each output gets the
 /// size, rate, codec and bit rates it asked for, outputs that ask the same share one encode,
 /// and the others do not notice.
 final class PerOutputEncodeTests: TemporaryDirectoryTestCase {
@@ -20,9 +20,11 @@ final class PerOutputEncodeTests: TemporaryDirectoryTestCase {
 
     func testEachOutputGetsTheEncodeItAskedForAndEqualOnesShareIt() throws {
         let (a, b, c, d) = ("\(dir)/a.flv", "\(dir)/b.flv", "\(dir)/c.asf", "\(dir)/d.flv")
+        // Each output's options before its -o (the first's are every output's), as in ffmpeg.
+        let large = ["--vbitrate", "2M", "--size", "1280x720", "--fps", "30", "--abitrate", "128k"]
         let small = ["--vbitrate", "400k", "--size", "640x360", "--fps", "15", "--abitrate", "64k"]
-        let r = try Tools.livemux(["record", "--no-realtime", "-t", "6", "-v", "--vbitrate", "2M", "-o", a, "-o", b] + small
-                                  + ["-o", c] + small + ["-o", d])
+        let r = try Tools.livemux(["record", "--no-realtime", "-t", "6", "-v"] + large + ["-o", a] + small + ["-o", b] + small + ["-o", c]
+                                  + large + ["-o", d])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual(Self.videoEncodes(r.stderr), 2, "a and d share one encode, b and c the other")
         for (path, size, frames) in [(a, (1280, 720), 180), (d, (1280, 720), 180), (b, (640, 360), 90), (c, (640, 360), 90)] {

@@ -13,7 +13,7 @@ final class SqueezeRun: @unchecked Sendable {
         let script: String
         let schedule: String
         let proxyOptions: [String]
-        /// More livemux arguments; "DIR" stands for the run's directory.
+        /// More livemux arguments, before the push's -o; "DIR" stands for the run's directory.
         let extra: [String]
         /// The squeeze that runs beside this one, and the test that reads it (nil: it runs alone).
         let partner: (name: String, test: String)?
@@ -102,8 +102,8 @@ final class SqueezeRun: @unchecked Sendable {
         let link = try AdaptiveBitrateTests.proxy(port, to: server.port, schedule: spec.schedule, script: spec.script, spec.proxyOptions, in: directory)
         defer { link.end(signal: SIGKILL) }
         let extra = spec.extra.map { $0.replacingOccurrences(of: "DIR", with: directory) }
-        outcome = .success(try Tools.livemux(["record", "--size", "640x360", "--fps", "30", "--vbitrate", spec.vbitrate, "-t", String(spec.seconds),
-                                              "-o", "rtmp://127.0.0.1:\(port)/live/key", "--stats", "\(directory)/stats.jsonl"] + extra,
+        outcome = .success(try Tools.livemux(["record", "--size", "640x360", "--fps", "30", "--vbitrate", spec.vbitrate, "-t", String(spec.seconds)]
+                                             + extra + ["-o", "rtmp://127.0.0.1:\(port)/live/key", "--stats", "\(directory)/stats.jsonl"],
                                              timeout: Double(spec.seconds) + 40))
         server.stop()
         recording = try server.recordedFiles().first

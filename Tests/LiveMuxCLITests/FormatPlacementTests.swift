@@ -9,18 +9,6 @@ final class FormatPlacementTests: XCTestCase {
         try RecordCommand.parse(arguments).configuration.outputs.destinations.map(\.format)
     }
 
-    func refusal(_ arguments: [String], file: StaticString = #filePath, line: UInt = #line) -> String {
-        do {
-            _ = try RecordCommand.parse(arguments)
-            XCTFail("\(arguments) should be refused", file: file, line: line)
-        } catch let error as UsageError {
-            return error.description
-        } catch {
-            XCTFail("\(arguments): not a usage error: \(error)", file: file, line: line)
-        }
-        return ""
-    }
-
     /// Two -f with no -o between name one output twice (issue 52, item 12: the second was taken silently).
     func testTwoFormatsInARowAreRefused() {
         XCTAssertEqual(refusal(["-o", "z.flv", "-f", "asf", "-f", "flv"]),

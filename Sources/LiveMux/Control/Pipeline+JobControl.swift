@@ -65,7 +65,7 @@ extension Pipeline: JobControl {
         let others = live.sharingVideo(with: output)
         guard others.isEmpty else {
             throw ControlError.conflict("vbitrate", "\(id) shares its video encode with \(others.joined(separator: ", ")): give it a bit rate of its own"
-                                        + " (--vbitrate after its -o at the start, \"vbitrate\" when it is added), so its encode is its own")
+                                        + " (--vbitrate before its -o at the start, \"vbitrate\" when it is added), so its encode is its own")
         }
         guard let dial = video.lane.target as? BitRateDial else { throw Self.notLive }
         dial.set(bitRate)

@@ -1,6 +1,6 @@
 /// What one output asks of its encode where it differs from the recording's (`--vbitrate`,
-/// `--size`, `--fps`, `--vcodec`, `--abitrate` after its `-o`, as ffmpeg's options belong to
-/// one output). Nil keeps the recording's setting. Outputs that ask the same share one encode.
+/// `--size`, `--fps`, `--vcodec`, `--abitrate` before its `-o`, as in ffmpeg). Nil keeps the
+/// recording's setting. Outputs that ask the same share one encode.
 public struct OutputEncoding: Sendable, Equatable {
     public var videoCodec: VideoCodec?
     /// The frame size (both, or neither).
