@@ -24,7 +24,7 @@ final class BackupRecordingTests: TemporaryDirectoryTestCase {
     func record(_ extra: [String], seconds: Int, to file: String, push url: String,
                 whileRunning: ((ChildProcess) -> Void)? = nil) throws -> Tools.Result {
         try Tools.livemux(["record", "--size", "640x360", "--fps", "30", "--vbitrate", String(Self.bitRate), "-t", String(seconds),
-                           "--reconnect-delay", "0.2", "--reconnect-max-delay", "0.5", "-o", file, "-o", url] + extra,
+                           "--reconnect-delay", "0.2", "--reconnect-max-delay", "0.5"] + extra + ["-o", file, "-o", url],
                           timeout: Double(seconds) + 30, whileRunning: whileRunning)
     }
 
