@@ -9,6 +9,9 @@ import POSIX
 struct OutputOptions {
     private var named: [(name: String, format: ContainerFormat?)] = []
     private var pendingFormat: ContainerFormat?
+    /// The first viewer option given (`--viewer-key`, `--max-viewers` …): record takes them for
+    /// its --http server, and without one they guard nothing.
+    private var viewerOption: String?
     private var overwrite = OutputFiles.Overwrite.refuse
     private var tlsCAFileGiven = false
     private(set) var outputs = Outputs()
@@ -172,9 +175,11 @@ struct OutputOptions {
             let path = try reader.value(for: option)
             guard !path.isEmpty, Destination.parse(path) == .file(path) else { throw UsageError("--segment-list needs a file name") }
             segmentList = path
-        case "--max-viewers" where listen:
+        case "--max-viewers":
+            viewerOption = viewerOption ?? option.name
             outputs.maxViewers = try Values.integer(try reader.value(for: option), option: option.name, range: 1...1_000_000)
-        case "--viewer-key" where listen, "--viewer-key-file" where listen:
+        case "--viewer-key", "--viewer-key-file":
+            viewerOption = viewerOption ?? option.name
             let value = try reader.value(for: option)
             let key = option.name == "--viewer-key" ? value
                 : try SecretFile.firstLine(of: value, option: "--viewer-key-file ", what: "the viewer key")
@@ -228,6 +233,9 @@ struct OutputOptions {
         self.keyFiles += keyFiles
         guard !named.isEmpty || (outputs.listen != nil && outputs.servesViewers) else {
             throw UsageError("no output: give -o FILE, -o - for stdout, or a URL")
+        }
+        if let option = viewerOption, outputs.listen == nil {
+            throw UsageError("\(option) is for an HTTP server, and there is none: give --http HOST:PORT (serve: --listen), whose page and /live.mp4 it then applies to")
         }
         if tlsCAFileGiven && outputs.tls.insecure {
             throw UsageError("--tls-ca-file and --tls-insecure contradict each other: give --tls-ca-file to check against a private CA, or --tls-insecure to not check")

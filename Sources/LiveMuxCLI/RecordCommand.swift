@@ -76,13 +76,17 @@ struct RecordCommand {
                             p50/p95/p99, bytes per output) to FILE, or to stderr with -; the
                             last line ("final": true) covers the whole run. Each field names
                             its unit (media_time_s, latency_ms…): docs/stats.schema.json
-      --http HOST:PORT      serve the dashboard over HTTP, without the media: a page for a
-                            browser at /, /stats (the --stats object of the last second, with
-                            every output's state), /events (the same, one server-sent event a
-                            second), /history (the plotted fields of the last five minutes)
-                            and /snapshot.jpg (the newest video frame; ?width=N).
-                            Addresses as --listen of serve: loopback unless told otherwise;
-                            a bare PORT means 127.0.0.1. serve's --listen serves them too.
+      --http HOST:PORT      serve the dashboard over HTTP: a page for a browser at /, which
+                            plays the recording live (/live.mp4, and HLS at /live.m3u8, from
+                            the first output's encode when it is H.264 and AAC), /stats (the
+                            --stats object of the last second, with every output's state),
+                            /events (the same, one server-sent event a second), /history (the
+                            plotted fields of the last five minutes) and /snapshot.jpg (the
+                            newest video frame; ?width=N). Not /live.flv or /live.asf: those
+                            are serve's. The browser stream is no output: the run ends with
+                            its last output. Addresses as --listen of serve: loopback unless
+                            told otherwise; a bare PORT means 127.0.0.1; --viewer-key,
+                            --viewer-key-file and --max-viewers as in serve.
       --control-key-file FILE  serve the control API at /api on the --http server (serve: on
                             --listen's): change the job while it runs (mute, volume, an
                             output's bit rate, outputs and sources added or removed, the

@@ -78,13 +78,16 @@ final class DashboardTests: TemporaryDirectoryTestCase {
         XCTAssertEqual(serve.wait(), 0, serve.stderr)
     }
 
-    /// `record --http`: the dashboard for a run that serves no media, loopback by default, and
-    /// not an output of its own (stopped by SIGTERM once seen: -t leaves room for a sanitizer).
-    func testRecordHTTPServesTheDashboardAlone() throws {
+    /// `record --http`: the dashboard for a run, loopback by default, with the browsers' stream
+    /// for its live picture (issue 52, item 9) and none of serve's, and not an output of its own
+    /// (stopped by SIGTERM once seen: -t leaves room for a sanitizer).
+    func testRecordHTTPServesTheDashboardAndItsLivePicture() throws {
         let port = try Network.freePort()
         let out = "\(dir)/r.flv"
-        let record = try ServingLivemux(["record", "--http", "\(port)", "-t", "6", "--size", "160x120", "-o", out], directory: dir)
+        let record = try ServingLivemux(["record", "--http", "\(port)", "-t", "10", "--size", "160x120", "-o", out], directory: dir)
         XCTAssertEqual(record.dashboardURL(), "http://127.0.0.1:\(port)/", record.stderr)
+        XCTAssertTrue(record.stderr.contains("browsers play http://127.0.0.1:\(port)/live.mp4 and http://127.0.0.1:\(port)/live.m3u8"),
+                      record.stderr)
         var stats = ""
         waitUntil(deadline: 4) {
             stats = Network.get(port: port, "/stats")
@@ -93,8 +96,13 @@ final class DashboardTests: TemporaryDirectoryTestCase {
         XCTAssertTrue(stats.hasPrefix("HTTP/1.1 200 OK"), stats)
         let object = try object(body(stats).trimmingCharacters(in: .newlines))
         XCTAssertGreaterThan(object["media_time_s"] as? Double ?? 0, 0, stats)
-        XCTAssertEqual((object["viewers"] as? [String: Any])?["streams"] as? [String: Int], [:], stats)
-        XCTAssertTrue(Network.get(port: port, "/live.flv").hasPrefix("HTTP/1.1 404"), "no media over --http")
+        XCTAssertEqual((object["viewers"] as? [String: Any])?["streams"] as? [String: Int], ["/live.mp4": 0], stats)
+        XCTAssertTrue(Network.get(port: port, "/live.flv").hasPrefix("HTTP/1.1 404"), "serve's streams are not served")
+        XCTAssertTrue(Network.get(port: port, "/live.asf").hasPrefix("HTTP/1.1 404"), "serve's streams are not served")
+        let watched = try Tools.run("ffmpeg", ["-nostdin", "-v", "error", "-i", "http://127.0.0.1:\(port)/live.mp4", "-t", "2", "-f", "null", "-"],
+                                    timeout: 30)
+        XCTAssertEqual(watched.status, 0, watched.stderr)
+        XCTAssertEqual(watched.stderr, "", "the live picture decodes clean")
         record.stop()
         XCTAssertEqual(record.wait(), 0, record.stderr)
         XCTAssertFalse(record.stderr.contains("serving viewers"), record.stderr)
@@ -103,6 +111,33 @@ final class DashboardTests: TemporaryDirectoryTestCase {
         let alone = try Tools.livemux(["record", "--http", "\(port)", "-t", "1"])
         XCTAssertEqual(alone.status, 64, alone.stderr)
         XCTAssertTrue(alone.stderr.hasPrefix("error: no output"), alone.stderr)
+        let keyless = try Tools.livemux(["record", "--viewer-key", "0123456789abcdef", "-t", "1", "-o", "\(dir)/k.flv"])
+        XCTAssertEqual(keyless.status, 64, keyless.stderr)
+        XCTAssertTrue(keyless.stderr.hasPrefix("error: --viewer-key is for an HTTP server, and there is none: give --http"), keyless.stderr)
+    }
+
+    /// The browsers' stream keeps nothing going: a recording whose one output fails (its listener
+    /// takes 3 s and leaves) ends while a browser watches, and `--viewer-key` guards the page and
+    /// the stream as it does serve's.
+    func testRecordHTTPEndsWithItsLastOutputAndTakesAViewerKey() throws {
+        let (port, push) = (try Network.freePort(), try Network.freePort())
+        let key = "viewer-key-0123456789"
+        let listener = try ChildProcess.background("ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", "tcp://127.0.0.1:\(push)?listen=1",
+                                                              "-t", "3", "-c", "copy", "\(dir)/pushed.flv"], directory: dir, name: "listener")
+        defer { listener.end(signal: SIGKILL) }
+        XCTAssertTrue(waitUntil(deadline: 10) { Network.isListening(tcp: push) }, "the listener is up")
+        let record = try ServingLivemux(["record", "--http", "\(port)", "--viewer-key", key, "-t", "30", "--size", "160x120",
+                                         "--reconnect-attempts", "0", "-f", "flv", "-o", "tcp://127.0.0.1:\(push)"], directory: dir)
+        XCTAssertNotNil(record.dashboardURL(), record.stderr)
+        XCTAssertTrue(Network.get(port: port, "/stats").hasPrefix("HTTP/1.1 403"), "the key guards the page's requests")
+        let viewer = try ChildProcess.background("ffmpeg", ["-nostdin", "-v", "error", "-i", "http://127.0.0.1:\(port)/live.mp4?key=\(key)",
+                                                            "-f", "null", "-"], directory: dir, name: "viewer")
+        defer { viewer.end(signal: SIGKILL) }
+        let started = Date()
+        XCTAssertEqual(record.wait(), 1, record.stderr)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 15, "it ended with its output, not at -t 30: \(record.stderr)")
+        XCTAssertTrue(record.stderr.contains("tcp://127.0.0.1:\(push)"), record.stderr)
+        XCTAssertGreaterThan(try Tools.probe("\(dir)/pushed.flv").stream("video")?.packetCount ?? 0, 0, "the push ran before it failed")
     }
 
     /// The snapshot is the test pattern: SMPTE bars, each bar's colour where it should be, at the
@@ -160,9 +195,9 @@ final class DashboardTests: TemporaryDirectoryTestCase {
 
     /// The page in headless Chromium (scripts/browser, through Selenium): after its
     /// script ran, its values are the stream's and they move between two loads, the snapshot
-    /// loaded at the width asked and shows the SMPTE bars where the page placed it (read from the
-    /// screenshot), each audio source's level shows, and neither the console nor the page's own
-    /// error box has an error. The second
+    /// loaded at the width asked, the live picture took its place and shows the SMPTE bars where
+    /// the page placed it (read from the screenshot), each audio source's level shows, and neither
+    /// the console nor the page's own error box has an error. The second
     /// load's screenshot is kept in .build/artefacts/DashboardTests/.
     func testThePageWorksInChromium() throws {
         try Browser.skipUnlessAvailable()
@@ -178,10 +213,16 @@ final class DashboardTests: TemporaryDirectoryTestCase {
         var picture: [String: Double] = [:]
         for load in 0..<2 {
             let dom = "\(dir)/dom\(load).html"
-            let rect = "JSON.stringify(document.getElementById('snapshot').getBoundingClientRect())"
-            let browser = try Browser.open(page, ["--seconds", "3", "--dom", dom, "--eval", rect] + (load == 1 ? ["--screenshot", screenshot] : []))
+            // The picture shown: the live video once it plays, in the snapshot's place (issue 52, item 9).
+            let shown = "(document.getElementById('picture-section').hidden ? document.getElementById('live') : document.getElementById('snapshot'))"
+            let rect = "JSON.stringify(\(shown).getBoundingClientRect())"
+            let browser = try Browser.open(page, ["--seconds", "3", "--dom", dom, "--eval", rect, "--eval", "window.livePlayer.firstFrameMs",
+                                                  "--eval", "document.getElementById('picture-section').hidden"]
+                                           + (load == 1 ? ["--screenshot", screenshot] : []))
             XCTAssertEqual(browser.status, 0, browser.stderr)
             XCTAssertEqual(browser.console, [], "console messages or script errors")
+            XCTAssertNotNil(try browser.value(1) as? Int, "the live picture plays: \(browser.evals)")
+            XCTAssertEqual(try browser.value(2) as? Bool, true, "and the snapshot's panel has gone: \(browser.evals)")
             // The value is a string holding the rectangle's JSON.
             let rectText = try XCTUnwrap(try browser.value(0) as? String, "\(browser.evals)")
             picture = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(rectText.utf8)) as? [String: Double], rectText)
@@ -204,7 +245,7 @@ final class DashboardTests: TemporaryDirectoryTestCase {
         }
         XCTAssertGreaterThan(times[1], times[0] + 1, "the values move: \(times)")
 
-        // The snapshot as the browser drew it: the seven bars' colours across the picture's top.
+        // The live picture as the browser drew it: the seven bars' colours across its top.
         let shot = try Tools.run("ffmpeg", ["-v", "error", "-i", screenshot, "-f", "rawvideo", "-pix_fmt", "rgb24", "-"]).stdout
         let shotWidth = 1280  // scripts/browser's default --size 1280x900
         XCTAssertEqual(shot.count, shotWidth * 900 * 3, "the screenshot: \(screenshot)")

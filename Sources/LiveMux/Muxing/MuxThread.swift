@@ -125,7 +125,7 @@ final class MuxThread: @unchecked Sendable {
                 }
             })
             retired(i)
-            if routes.allSatisfy(\.sinks.isEmpty) {
+            if !hasOutputsLeft {
                 // Every output of the session was removed: a clean end, not a failure.
                 statistics.sessionStopped(session)
                 queue.cancel()
@@ -210,7 +210,7 @@ final class MuxThread: @unchecked Sendable {
         stoppedOutputs[key] = reason
         statistics.outputStopped(key, reason: reason)
         retired(i)
-        let lastOne = routes.allSatisfy { $0.sinks.isEmpty }
+        let lastOne = !hasOutputsLeft
         if !lastOne || session > 0 { report("output \(sink.name) stopped: \(reason)") }
         if lastOne {
             statistics.sessionStopped(session)
@@ -218,6 +218,11 @@ final class MuxThread: @unchecked Sendable {
             fail(error)
         }
     }
+
+    /// Whether an output or a viewers' stream still has somewhere to go. The browsers' stream (a
+    /// route without a container format) keeps nothing going: with --http it is the dashboard's
+    /// picture of a recording, which ends with the recording's last output.
+    private var hasOutputsLeft: Bool { routes.contains { $0.format != nil && !$0.sinks.isEmpty } }
 
     /// The browsers' stream (a route without a container format) is an extra beside the outputs:
     /// its muxer failing ends it alone, said once, and the recording goes on.

@@ -220,10 +220,12 @@ fetch(url("/history")).then(r => r.ok ? r.json() : []).then(points => {
   history.push(...points.slice(-HISTORY));
 }).catch(error => report("error: /history: " + error)).finally(listen);
 
-// The snapshot: a new one a second after the last one loaded, while the tab is visible.
+// The snapshot: a new one a second after the last one loaded, while the tab is visible and the
+// live picture does not show (it takes the snapshot's place, which comes back when it ends).
 const snapshot = document.getElementById("snapshot");
+const picture = document.getElementById("picture-section");
 function refresh() {
-  if (document.hidden) { setTimeout(refresh, 1000); return; }
+  if (document.hidden || picture.hidden) { setTimeout(refresh, 1000); return; }
   snapshot.src = url("/snapshot.jpg", { width: 640, t: Date.now() });
 }
 snapshot.onload = () => { snapshot.dataset.naturalWidth = snapshot.naturalWidth; setTimeout(refresh, 1000); };
@@ -315,10 +317,14 @@ async function playLive() {
     buffer.appendBuffer(bytes);
   }
   buffer.addEventListener("updateend", pump);
+  const firstFrame = () => {
+    player.firstFrameMs = Math.round(performance.now());
+    picture.hidden = true;
+  };
   if (video.requestVideoFrameCallback) {
-    video.requestVideoFrameCallback(() => { player.firstFrameMs = Math.round(performance.now()); });
+    video.requestVideoFrameCallback(firstFrame);
   } else {
-    video.addEventListener("loadeddata", () => { player.firstFrameMs = Math.round(performance.now()); }, { once: true });
+    video.addEventListener("loadeddata", firstFrame, { once: true });
   }
   video.play().catch(() => {});
   unmute.hidden = false;
@@ -332,13 +338,18 @@ async function playLive() {
     pump();
   }
   if (source.readyState === "open" && !buffer.updating) source.endOfStream();
+  picture.hidden = false;
 }
 unmute.addEventListener("click", () => {
   video.muted = false;
   video.play().catch(() => {});
   unmute.hidden = true;
 });
-playLive().catch(error => { player.error = String(error); report("error: " + STREAM + ": " + error); });
+playLive().catch(error => {
+  player.error = String(error);
+  picture.hidden = false;
+  report("error: " + STREAM + ": " + error);
+});
 
 // The controls, for whoever opened the page with the control key (#control=KEY): the fragment
 // is read once into the tab's sessionStorage and taken out of the address bar and history.
