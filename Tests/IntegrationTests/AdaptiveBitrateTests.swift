@@ -113,8 +113,7 @@ final class AdaptiveBitrateTests: TemporaryDirectoryTestCase {
         let recorded = stride(from: from, through: to - window, by: 1).compactMap { start in
             Self.mean(stride(from: start, to: start + window, by: 1).map { seconds[$0] ?? 0 })
         }
-        let cuts = zip(push.lines, push.lines.dropFirst()).filter { $1.target < $0.target }.map { $1.time }
-        let backlogs = span.filter { l in !cuts.contains { l.time >= $0 && l.time < $0 + Self.afterCut } }.map(\.backlog)
+        let backlogs = Self.backlogsAwayFromCuts(push, span)
         // Seconds over the link in a row: the stats lines (one a second) that say so.
         var over = 0.0, run = 0.0
         for l in span {
@@ -134,19 +133,21 @@ final class AdaptiveBitrateTests: TemporaryDirectoryTestCase {
         }
         XCTAssertFalse(recorded.isEmpty, push.windows(), file: file, line: line)
         XCTAssertGreaterThanOrEqual(recorded.min() ?? 0, 0.5 * link, push.windows(), file: file, line: line)
-        XCTAssertLessThanOrEqual(recorded.max() ?? .infinity, bounds.averageShare * link, push.windows(), file: file, line: line)
+        XCTAssertLessThanOrEqual(recorded.max() ?? .infinity, Bounds.recordingShare * link, push.windows(), file: file, line: line)
         return over
     }
 
     /// What is asserted: issue 41's bounds (the 10 s average at most 95% of the link; back over
     /// the level within 8 s, the recording within 10 s), or, behind a token bucket that hides a
-    /// probe for seconds, what the controller does there: the average and the recovery pull
-    /// against each other, and runs landed on either side of issue 41's bounds (docs/latency.md:
-    /// not met there).
+    /// probe for seconds, what the controller does there: the target's average and the recovery
+    /// pull against each other, and runs landed on either side of issue 41's bounds
+    /// (docs/latency.md: not met there). The recording's average is under 95% on every path.
     struct Bounds {
+        /// Of the link, what the target's 10 s average stays under.
         let averageShare: Double
         let targetBack: Double
         let recordingBack: Double
+        static let recordingShare = 0.95
         static let issue41 = Bounds(averageShare: 0.95, targetBack: 8, recordingBack: 10)
         static let tokenBucket = Bounds(averageShare: 1.05, targetBack: 10, recordingBack: 12)
     }
@@ -156,6 +157,12 @@ final class AdaptiveBitrateTests: TemporaryDirectoryTestCase {
     static let afterCut = 2.0
 
     static func mean(_ values: [Double]) -> Double? { values.isEmpty ? nil : values.reduce(0, +) / Double(values.count) }
+
+    /// The backlogs of `span`'s lines but those within `afterCut` seconds after a step down (a probe cut).
+    static func backlogsAwayFromCuts(_ push: Push, _ span: [(time: Double, target: Double, link: Double, backlog: Double)]) -> [Double] {
+        let cuts = zip(push.lines, push.lines.dropFirst()).filter { $1.target < $0.target }.map { $1.time }
+        return span.filter { l in !cuts.contains { l.time >= $0 && l.time < $0 + afterCut } }.map(\.backlog)
+    }
 
     /// Issue 41's recovery: the target over `level` (kbit/s) within `bounds.targetBack` seconds
     /// after `opened` (s), and a second of the recording's video over it ending within `bounds.recordingBack`.
@@ -217,6 +224,28 @@ final class AdaptiveBitrateTests: TemporaryDirectoryTestCase {
         let over = try assertSettled(push, from: 10, to: 24, link: 1000, bounds: .tokenBucket)
         XCTAssertLessThanOrEqual(over, Self.deepProbeSeconds, push.trace())
         try assertRecovered(push, opened: 24, level: 1600, bounds: .tokenBucket)
+    }
+
+    /// Issue 52, item 4: flat grey, which the encoder sends at a small part of its target, in a
+    /// 1 Mbit/s squeeze from 4 s, turning to noise at 12 s. A period the encoder cannot fill
+    /// teaches nothing of the link, so the target does not climb over the link while it lasts
+    /// (it climbed to 1.83 Mbit/s), and the first busy seconds do not flood the link: the backlog
+    /// stays under 500 ms, but within 2 s after a probe cut.
+    func testAPictureThatTurnsBusyInTheSqueezeDoesNotFloodTheLink() throws {
+        let push = try push("busy")
+        let seconds = try videoWindows(push.recording, window: 1).kbps
+        let grey = Self.mean(stride(from: 6.0, to: 12, by: 1).map { seconds[$0] ?? 0 }) ?? 0
+        let busy = Self.mean(stride(from: 14.0, to: 22, by: 1).map { seconds[$0] ?? 0 }) ?? 0
+        let targets = push.lines.filter { $0.time >= 6 && $0.time < 12 }.map(\.target)
+        let backlogs = Self.backlogsAwayFromCuts(push, push.lines.filter { $0.time >= 4 && $0.time < 24 })
+        let all = push.lines.filter { $0.time >= 4 && $0.time < 24 }.map(\.backlog).max() ?? 0
+        print("adaptive busy: recorded \(Int(grey)) kbit/s of grey (6–12 s), \(Int(busy)) of noise (14–22 s); target over the grey "
+              + "\(Int(targets.min() ?? 0))–\(Int(targets.max() ?? 0)) kbit/s; backlog max \(Int(backlogs.max() ?? 0)) ms away from cuts (\(Int(all)) in all)")
+        XCTAssertLessThan(grey, 500, "the premise: grey sends well under the link. \(push.windows())")
+        XCTAssertGreaterThan(busy, 500, "and noise fills it. \(push.windows())")
+        XCTAssertLessThanOrEqual(targets.max() ?? .infinity, 1000, "the target learnt nothing over the link: \(push.trace())")
+        XCTAssertLessThan(backlogs.max() ?? .infinity, 500, push.trace())
+        XCTAssertEqual(try Tools.decodeErrors(push.recording), "")
     }
 
     /// A link that steps 2 → 1 → 0.5 → 2 Mbit/s under a 1.5 Mbit/s stream whose floor

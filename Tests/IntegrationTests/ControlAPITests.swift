@@ -597,8 +597,9 @@ final class ControlAPITests: TemporaryDirectoryTestCase {
         XCTAssertEqual(Set(listed.dropFirst().map { $0["name"] as? String ?? "" }), ["\(url)****"], "one label")
         XCTAssertGreaterThan(bytes[1], bytes[2], "o1 ran 8 s, o2 4 s: \(bytes)")
         XCTAssertGreaterThan(bytes[1], bytes[3], "o3 ran from 2 s: \(bytes)")
+        // The browsers' stream of --http is listed as serve's is.
         XCTAssertEqual(Set((final["output_states"] as? [String: String] ?? [:]).keys),
-                       [file, "\(url)**** (o1)", "\(url)**** (o2)", "\(url)**** (o3)"])
+                       [file, "\(url)**** (o1)", "\(url)**** (o2)", "\(url)**** (o3)", "/live.mp4", "/live.m3u8"])
         // The server's recordings: each key's own, for as long as that output ran.
         let recordings = try server.recordedFiles()
         let seconds = { (key: String) throws -> Double in

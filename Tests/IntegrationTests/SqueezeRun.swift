@@ -32,7 +32,12 @@ final class SqueezeRun: @unchecked Sendable {
                       proxyOptions: [], extra: ["--min-vbitrate", "200k"],
                       partner: ("bucket", "testBitRateSettlesBehindABurstyTokenBucket")),
         "deep": Spec(seconds: 38, vbitrate: "2M", script: "bucket-proxy", schedule: "0:10000000,4:1000000,24:10000000",
-                     proxyOptions: ["--burst", "65536", "--rcvbuf", "8192"], extra: [], partner: nil),
+                     proxyOptions: ["--burst", "65536", "--rcvbuf", "8192"], extra: [],
+                     partner: ("busy", "testAPictureThatTurnsBusyInTheSqueezeDoesNotFloodTheLink")),
+        // Flat grey, which x264 sends at a small part of any target, turning to noise at 12 s.
+        "busy": Spec(seconds: 32, vbitrate: "2M", script: "throttle-proxy", schedule: "0:10000000,4:1000000,22:10000000",
+                     proxyOptions: [], extra: ["--video", "lavfi:color=c=gray:size=640x360:rate=30,noise=alls=60:allf=t+u:enable='gte(t,12)'"],
+                     partner: ("deep", "testBitRateSettlesBehindADeepTokenBucket")),
     ]
 
     let directory: String

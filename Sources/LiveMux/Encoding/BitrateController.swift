@@ -5,8 +5,9 @@
 /// learnt length with no queue, or a queue that clears faster than the measured link could clear
 /// it, shows the link has grown: the ceiling is set aside and the rate climbs in steps that
 /// double each second until a queue stands again (issue 41). An encoder sending well under its
-/// target (simple content) says nothing of the link: its probe does not hold, and the target stays
-/// within a quarter over what it sends, or at the hold (issue 52, item 4).
+/// target (simple content) says nothing of the link: its probe does not hold, and the target comes
+/// down to a quarter over what it sends (not under the floor, or a measured link's hold), so
+/// content that turns busy starts there (issue 52, item 4).
 /// Pure logic, fed by `LinkWatcher`'s samples (`LinkMonitor.Status`), so it is unit-tested.
 /// docs/latency.md has the step responses.
 struct BitrateController {
@@ -211,6 +212,17 @@ struct BitrateController {
                   probeSent.count == 0 || probeSent.total / Double(probeSent.count) >= ceiling * Self.probeSentShare else { return }
             // Over the ceiling this long with no queue: the link carries more than was measured.
             setAside(ceiling, at: now, from: Double(target))
+        }
+        if underfilled && probeSince == nil {
+            // Sending well under the target shows nothing of the link: the target comes down to a
+            // quarter over what is sent (not under a measured link's hold), so the first busy
+            // scene cannot send far over a link nothing measured.
+            let hold = ceiling.map { $0 * Self.holdShare - s.otherBps } ?? 0
+            let lowered = min(Double(target), max(hold, sentVideo * Self.underfilledRise))
+            if lowered < Double(target) - 1 {
+                set(lowered)
+                return
+            }
         }
         guard now - since >= Self.calmBeforeIncrease || climbStep != nil,
               lastIncrease.map({ now - $0 >= Self.increaseInterval }) ?? true,
