@@ -29,7 +29,7 @@ enum DashboardPage {
 
     /// The page, its requests carrying `access` (`key=KEY`, or `expires=T&sig=HEX` signed over
     /// `*`; empty: they carry what the page's own address does), its video playing `stream`
-    /// (nil: the server streams nothing a browser plays, as with `--http`; no video then).
+    /// (nil: the server streams nothing a browser plays, as for HEVC; no video then).
     static func page(access: String, stream: String?) -> String {
         html.replacingOccurrences(of: accessPlaceholder, with: scriptString(access))
             .replacingOccurrences(of: streamPlaceholder, with: scriptString(stream ?? ""))

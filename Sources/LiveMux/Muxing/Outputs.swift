@@ -8,8 +8,8 @@ public struct Outputs: Sendable {
     public var destinations: [OutputSpec] = []
     /// Where the HTTP server for live viewers listens (nil: no server).
     public var listen: ListenAddress?
-    /// Whether that server streams to viewers (`/live.flv`, `/live.asf`); false: it shows only
-    /// the dashboard (`record --http`).
+    /// Whether that server streams to viewers (`/live.flv`, `/live.asf`); false: it shows the
+    /// dashboard and the browsers' stream alone (`record --http`).
     public var servesViewers = true
     /// How network outputs retry after a failure.
     public var reconnect = ReconnectPolicy()
