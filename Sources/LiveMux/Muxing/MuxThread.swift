@@ -73,6 +73,7 @@ final class MuxThread: @unchecked Sendable {
         while !failed, queue.pop(into: &batch) {
             measuring = statistics.measures(session)
             for i in batch.indices where !failed { write(batch[i]) }
+            endBatch()
             publishCounts()
             applyRemovals()
             if let recycle { recycle.give(&batch) }
@@ -151,6 +152,15 @@ final class MuxThread: @unchecked Sendable {
         for i in routes.indices where routes[i].unreported > 0 {
             for sink in routes[i].sinks { statistics.outputWrote(routes[i].key(of: sink), bytes: routes[i].unreported) }
             routes[i].unreported = 0
+        }
+    }
+
+    /// Lets every sink write out what it gathered of the batch (a stream's).
+    private func endBatch() {
+        for i in routes.indices {
+            for sink in routes[i].sinks {
+                do { try sink.endOfBatch() } catch { dropSink(sink, of: i, error) }
+            }
         }
     }
 
