@@ -135,7 +135,7 @@ final class MuxSession: @unchecked Sendable {
             }, deletedEarly: { plan.onDeletedEarly?($0) }, warn: report)
             return try SegmentFileSink(pattern: path, overwrite: outputs.overwriteFiles, policy: plan.policy, events: events)
         case .file(let path):
-            // A pipe or FIFO by name is live like stdout: each chunk goes out at once.
+            // A pipe or FIFO by name is live like stdout: each batch goes out at its end.
             let buffer = writer.seekable ? FileSink.defaultBufferLimit : 0
             return try FileSink(path: path, overwrite: outputs.overwriteFiles, bufferLimit: buffer)
         case .standardOutput:
