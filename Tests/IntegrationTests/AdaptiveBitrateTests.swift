@@ -2,10 +2,11 @@ import Foundation
 import XCTest
 
 /// Issues 16, 31 and 41: livemux pushing to a real nginx-rtmp through a shaped link on loopback,
-/// read back from nginx's own recording. Five kinds of squeeze: scripts/throttle-proxy (a token
+/// read back from nginx's own recording. Six kinds of squeeze: scripts/throttle-proxy (a token
 /// bucket a read and a half deep, small socket buffers), scripts/bucket-proxy with a 32 KiB and a
 /// 64 KiB bucket (bursts of a quarter and half a second of the link), a link that steps 2 → 1 →
-/// 0.5 → 2 Mbit/s, and one with 100 ms of added round trip. Each checks issue 41's bounds: from
+/// 0.5 → 2 Mbit/s, one with 100 ms of added round trip, and flat grey that turns to noise inside
+/// the squeeze (issue 52, item 4). Each checks issue 41's bounds: from
 /// 6 s after the squeeze begins, the video target (`--stats`) and the video in nginx's recording
 /// averaged over 10 s within 50–95% of the link, the backlog under 500 ms but within 2 s of a
 /// probe cut; back over 80% of --vbitrate within 8 s after the link opens (the recording within
