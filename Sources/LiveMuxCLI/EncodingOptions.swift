@@ -10,9 +10,8 @@ struct EncodingOptions {
     /// What each output asks for, by its index among the `-o` given.
     private(set) var perOutput: [Int: OutputEncoding] = [:]
     /// The options each output has of its own, by long name; the first output's include those
-    /// given before any `-o`.
+    /// given before any `-o` (before one, they are all it has).
     private var own: [Int: Set<String>] = [:]
-    private var everyOutputs: Set<String> = []
     /// Options given since the last `-o` (its index and name as messages say it), as given.
     private var pending: [(name: String, given: String, value: String)] = []
     private var previous: (index: Int, name: String)?
@@ -36,10 +35,9 @@ struct EncodingOptions {
         try Self.set(name, value, given: option.name, in: &checked)
         guard previous != nil else {
             // Before any -o: every output's, checked here and kept in the recording's settings.
-            guard everyOutputs.insert(name).inserted else {
+            guard own[0, default: []].insert(name).inserted else {
                 throw UsageError("\(name) is given twice before the first -o: give it once (there it is every output's)")
             }
-            own[0, default: []].insert(name)
             c.video = checked.applied(to: c.video)
             c.audio = checked.applied(to: c.audio)
             return true

@@ -199,7 +199,7 @@ struct BitrateController {
             // under the hold).
             if underfilled {
                 probeSince = now
-                set(max(ceiling * Self.holdShare - s.otherBps, sentVideo * Self.underfilledRise))
+                lowerToWhatIsSent(sentVideo, s)
                 return
             }
             if s.recentSentBps > 0 { probeSent = (probeSent.total + s.recentSentBps, probeSent.count + 1) }
@@ -213,17 +213,7 @@ struct BitrateController {
             // Over the ceiling this long with no queue: the link carries more than was measured.
             setAside(ceiling, at: now, from: Double(target))
         }
-        if underfilled && probeSince == nil {
-            // Sending well under the target shows nothing of the link: the target comes down to a
-            // quarter over what is sent (not under a measured link's hold), so the first busy
-            // scene cannot send far over a link nothing measured.
-            let hold = ceiling.map { $0 * Self.holdShare - s.otherBps } ?? 0
-            let lowered = min(Double(target), max(hold, sentVideo * Self.underfilledRise))
-            if lowered < Double(target) - 1 {
-                set(lowered)
-                return
-            }
-        }
+        if underfilled && probeSince == nil && lowerToWhatIsSent(sentVideo, s) { return }
         guard now - since >= Self.calmBeforeIncrease || climbStep != nil,
               lastIncrease.map({ now - $0 >= Self.increaseInterval }) ?? true,
               lastDecrease.map({ now - $0 >= Self.calmBeforeIncrease }) ?? true,
@@ -249,6 +239,18 @@ struct BitrateController {
             set(next)
             lastIncrease = now
         }
+    }
+
+    /// Sending well under the target shows nothing of the link: the target comes down to a quarter
+    /// over what is sent (not under a measured link's hold), so the first busy scene cannot send
+    /// far over a link nothing measured. Whether it came down.
+    @discardableResult
+    private mutating func lowerToWhatIsSent(_ sentVideo: Double, _ s: LinkMonitor.Status) -> Bool {
+        let hold = ceiling.map { $0 * Self.holdShare - s.otherBps } ?? 0
+        let lowered = min(Double(target), max(hold, sentVideo * Self.underfilledRise))
+        guard lowered < Double(target) - 1 else { return false }
+        set(lowered)
+        return true
     }
 
     /// The link carries more than `ceiling`: the climb starts at once, from `level`, at twice a

@@ -80,9 +80,9 @@ final class MuxSession: @unchecked Sendable {
             hubs.append(hub)
             routes[i].sinks.append(hub)
         }
-        // Browsers: fragmented MP4 from the same packets, served beside the containers' streams;
-        // with --http (no viewers' streams) too, for the dashboard's live picture.
-        if !hubs.isEmpty || outputs.listen != nil {
+        // Browsers: fragmented MP4 from the same packets, served beside the containers' streams,
+        // and with --http (no viewers' streams) for the dashboard's live picture.
+        if outputs.listen != nil {
             let hub = StreamHub(name: BrowserStream.path, contentType: "video/mp4", queueLimit: outputs.queueCapacity, countDropped: countDropped)
             hubs.append(hub)
             let hls = HLSPlaylist()
